@@ -1,0 +1,1 @@
+//! Shared helpers of the benchmarks: loading fixture shreds in their framings.

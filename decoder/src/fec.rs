@@ -1,0 +1,490 @@
+//! FEC set assembly: shreds keyed by `(slot, fec_set_index)` into a fixed pool of set slots,
+//! each with room for its 64 shreds, reserved at start-up.
+//!
+//! Promises:
+//! - **No allocation per shred.** The pool (`max_sets_in_flight` × ~81 KB), its index map and the
+//!   completed-set filter are sized at construction; inserting never grows them.
+//! - **Authenticated before stored.** The first shred of a set fixes the set's root (the root its
+//!   proof implies) after the leader signature over that root verifies; every later shred must
+//!   prove the same root and carry the same signature, or it is rejected as conflicting and the
+//!   first version is kept (spec §10, items 5–7).
+//! - **Recovery as soon as possible.** When 32 of the 64 shreds are present and a data shred is
+//!   missing, the missing shards are rebuilt, the recovered shreds get their signature, chained
+//!   root, proof and retransmitter signature back, and the recomputed root must equal the signed
+//!   root, or the recovered shreds are discarded and the set is marked failed (spec §8).
+//! - **Bounded.** When the pool is full the set created first is evicted (its key is reported so
+//!   the deshredder can forget its shreds). A completed set stays until the deshredder has consumed
+//!   its 32 data shreds, then its key and root move to a FIFO filter of completed sets so late
+//!   shreds are recognised cheaply without re-hashing.
+
+use std::collections::HashMap;
+
+use thiserror::Error;
+
+use crate::erasure::ErasureCoder;
+use crate::leader::{LeaderCheck, LeaderSchedule};
+use crate::merkle::{self, Hash, MerkleError};
+use crate::recovery::{self, RecoveryError};
+use crate::shred::{
+    CODE_SHRED_LEN, DATA_SHREDS_PER_FEC_SET, SHREDS_PER_FEC_SET, SIGNATURE_LEN, ShredKind,
+    ShredRef, ShredVariant,
+};
+
+/// Identifies a FEC set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SetKey {
+    pub slot: u64,
+    pub fec_set_index: u32,
+}
+
+/// Bounds of the resolver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FecConfig {
+    /// Sets assembled or awaiting deshred at once. Default 1,024 (~83 MB). At the limit the oldest
+    /// set is evicted.
+    pub max_sets_in_flight: usize,
+    /// Completed sets remembered to classify late shreds. Default 8,192 (~0.5 MB).
+    pub completed_sets_remembered: usize,
+}
+
+impl Default for FecConfig {
+    fn default() -> Self {
+        Self { max_sets_in_flight: 1024, completed_sets_remembered: 8192 }
+    }
+}
+
+/// Why the resolver did not store a shred. One variant per reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum FecError {
+    #[error("shred already received")]
+    Duplicate,
+    #[error("FEC set already complete")]
+    SetAlreadyComplete,
+    #[error("FEC set failed recovery earlier")]
+    SetFailed,
+    #[error("Merkle proof unusable: {0}")]
+    Merkle(#[from] MerkleError),
+    #[error("no leader known for the slot")]
+    UnknownLeader,
+    #[error("leader signature does not verify over the Merkle root")]
+    BadSignature,
+    #[error("Merkle root differs from the root already accepted for this FEC set")]
+    MerkleRootMismatch,
+    #[error("variant differs from the FEC set's")]
+    InconsistentVariant,
+}
+
+impl FecError {
+    pub const fn label(&self) -> &'static str {
+        match self {
+            Self::Duplicate => "duplicate",
+            Self::SetAlreadyComplete => "set_already_complete",
+            Self::SetFailed => "set_failed",
+            Self::Merkle(MerkleError::RaggedProof { .. }) => "ragged_proof",
+            Self::Merkle(MerkleError::IndexBeyondProof { .. }) => "index_beyond_proof",
+            Self::UnknownLeader => "unknown_leader",
+            Self::BadSignature => "bad_signature",
+            Self::MerkleRootMismatch => "merkle_root_mismatch",
+            Self::InconsistentVariant => "inconsistent_variant",
+        }
+    }
+}
+
+/// What storing a shred did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Inserted {
+    pub key: SetKey,
+    /// This shred opened a new set (its signature was verified).
+    pub new_set: bool,
+    /// A set evicted to make room; its data shreds are gone.
+    pub evicted: Option<SetKey>,
+    /// Set when this shred completed the set.
+    pub completion: Option<Completion>,
+}
+
+/// How a set completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// All 32 data shreds present; `recovered_data` has a bit per data shred rebuilt.
+    Complete { recovered_data: u32 },
+    /// Recovery ran and was rejected; received data shreds stay valid.
+    Failed(RecoveryError),
+}
+
+/// Counters of events that are not per-shred outcomes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FecCounters {
+    pub sets_completed: u64,
+    pub sets_recovered: u64,
+    pub sets_failed: u64,
+    pub sets_evicted: u64,
+    pub data_shreds_recovered: u64,
+    pub chain_links_verified: u64,
+    pub chain_links_broken: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SetState {
+    Free,
+    Collecting,
+    Complete,
+    Failed,
+}
+
+/// One set slot of the pool. `buffers[e]` holds the shred at erasure index `e`.
+pub(crate) struct FecSet {
+    pub(crate) key: SetKey,
+    state: SetState,
+    sequence: u64,
+    pub(crate) variant: ShredVariant,
+    pub(crate) shred_version: u16,
+    pub(crate) signature: [u8; SIGNATURE_LEN],
+    pub(crate) root: Hash,
+    pub(crate) chained_root: [u8; 32],
+    pub(crate) first_coding_index: Option<u32>,
+    pub(crate) present: u64,
+    consumed: u32,
+    first_rx_ns: u64,
+    pub(crate) leaves: [Hash; SHREDS_PER_FEC_SET],
+    pub(crate) buffers: Box<[[u8; CODE_SHRED_LEN]; SHREDS_PER_FEC_SET]>,
+}
+
+impl FecSet {
+    fn empty() -> Self {
+        Self {
+            key: SetKey { slot: 0, fec_set_index: 0 },
+            state: SetState::Free,
+            sequence: 0,
+            variant: ShredVariant {
+                kind: ShredKind::Data,
+                proof_size: 0,
+                chained: false,
+                resigned: false,
+            },
+            shred_version: 0,
+            signature: [0; SIGNATURE_LEN],
+            root: [0; 32],
+            chained_root: [0; 32],
+            first_coding_index: None,
+            present: 0,
+            consumed: 0,
+            first_rx_ns: 0,
+            leaves: [[0; 32]; SHREDS_PER_FEC_SET],
+            buffers: Box::new([[0; CODE_SHRED_LEN]; SHREDS_PER_FEC_SET]),
+        }
+    }
+
+    fn data_present(&self) -> u32 {
+        self.present as u32
+    }
+}
+
+/// Assembles FEC sets; see the module documentation for its promises.
+pub struct FecResolver {
+    sets: Vec<FecSet>,
+    free: Vec<u32>,
+    index: HashMap<SetKey, u32>,
+    done: CompletedSets,
+    next_sequence: u64,
+    coder: ErasureCoder,
+    counters: FecCounters,
+}
+
+impl FecResolver {
+    pub fn new(config: FecConfig) -> Self {
+        assert!(config.max_sets_in_flight > 0, "max_sets_in_flight must be positive");
+        assert!(config.completed_sets_remembered > 0, "completed_sets_remembered must be positive");
+        let sets = (0..config.max_sets_in_flight).map(|_| FecSet::empty()).collect();
+        let free = (0..config.max_sets_in_flight as u32).rev().collect();
+        Self {
+            sets,
+            free,
+            // Twice the bound: hashbrown then always rehashes tombstones in place instead of growing.
+            index: HashMap::with_capacity(2 * config.max_sets_in_flight),
+            done: CompletedSets::new(config.completed_sets_remembered),
+            next_sequence: 0,
+            coder: ErasureCoder::new(),
+            counters: FecCounters::default(),
+        }
+    }
+
+    pub fn counters(&self) -> FecCounters {
+        self.counters
+    }
+
+    /// Sets currently held in the pool.
+    pub fn sets_in_flight(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Checks and stores one parsed shred received at `rx_ns`.
+    pub fn insert(
+        &mut self,
+        shred: &ShredRef<'_>,
+        leaders: &LeaderSchedule,
+        rx_ns: u64,
+    ) -> Result<Inserted, FecError> {
+        let key = SetKey { slot: shred.slot(), fec_set_index: shred.fec_set_index() };
+        let erasure_index = shred.erasure_index();
+        let existing = self.index.get(&key).copied();
+        if let Some(set_slot) = existing {
+            let set = &self.sets[set_slot as usize];
+            match set.state {
+                SetState::Complete => return Err(FecError::SetAlreadyComplete),
+                SetState::Failed => return Err(FecError::SetFailed),
+                SetState::Collecting | SetState::Free => {}
+            }
+            if set.present >> erasure_index & 1 == 1 {
+                return Err(FecError::Duplicate);
+            }
+        } else if self.done.contains(&key) {
+            return Err(FecError::SetAlreadyComplete);
+        }
+        let leaf = merkle::leaf_hash(shred.merkle_leaf_input());
+        let root = merkle::root_from_proof(leaf, erasure_index, shred.merkle_proof())?;
+        let (set_slot, new_set, evicted) = match existing {
+            Some(set_slot) => {
+                let set = &self.sets[set_slot as usize];
+                if set.root != root || set.signature[..] != *shred.signature() {
+                    return Err(FecError::MerkleRootMismatch);
+                }
+                if set.variant != shred.variant().with_kind(ShredKind::Data)
+                    || set.shred_version != shred.shred_version()
+                {
+                    return Err(FecError::InconsistentVariant);
+                }
+                (set_slot, false, None)
+            }
+            None => {
+                match leaders.check(key.slot, &root, shred.signature()) {
+                    LeaderCheck::Valid => {}
+                    LeaderCheck::UnknownLeader => return Err(FecError::UnknownLeader),
+                    LeaderCheck::BadSignature => return Err(FecError::BadSignature),
+                }
+                let (set_slot, evicted) = self.open_set(key, shred, root, rx_ns);
+                (set_slot, true, evicted)
+            }
+        };
+        let completion = self.store(set_slot, shred, erasure_index, leaf, rx_ns);
+        Ok(Inserted { key, new_set, evicted, completion })
+    }
+
+    /// The payload of a present data shred, by slot and data index.
+    pub fn data_shred(&self, slot: u64, index: u32) -> Option<&[u8]> {
+        let position = index as usize % DATA_SHREDS_PER_FEC_SET;
+        let key = SetKey { slot, fec_set_index: index - position as u32 };
+        let set = &self.sets[*self.index.get(&key)? as usize];
+        if set.present >> position & 1 == 0 {
+            return None;
+        }
+        Some(&set.buffers[position][..set.variant.payload_len()])
+    }
+
+    /// The earliest receive time of any shred of the set holding data shred `index`.
+    pub fn first_rx_ns(&self, slot: u64, index: u32) -> Option<u64> {
+        let key = SetKey { slot, fec_set_index: index - index % DATA_SHREDS_PER_FEC_SET as u32 };
+        Some(self.sets[*self.index.get(&key)? as usize].first_rx_ns)
+    }
+
+    /// Records that the deshredder has used data shred `index`; a complete set whose 32 data
+    /// shreds are all used is released.
+    pub fn mark_consumed(&mut self, slot: u64, index: u32) {
+        let position = index % DATA_SHREDS_PER_FEC_SET as u32;
+        let key = SetKey { slot, fec_set_index: index - position };
+        let Some(&set_slot) = self.index.get(&key) else {
+            return;
+        };
+        let set = &mut self.sets[set_slot as usize];
+        set.consumed |= 1 << position;
+        if set.state == SetState::Complete && set.consumed == u32::MAX {
+            self.release(set_slot, true);
+        }
+    }
+
+    /// Releases every set of a slot below `slot_floor` (the deshred window moved on).
+    pub fn release_slots_below(&mut self, slot_floor: u64) {
+        for set_slot in 0..self.sets.len() as u32 {
+            let set = &self.sets[set_slot as usize];
+            if set.state != SetState::Free && set.key.slot < slot_floor {
+                let completed = set.state == SetState::Complete;
+                self.release(set_slot, completed);
+            }
+        }
+    }
+
+    /// The root of a set, if it is held or was completed recently.
+    pub fn root_of(&self, key: &SetKey) -> Option<Hash> {
+        match self.index.get(key) {
+            Some(&set_slot) => Some(self.sets[set_slot as usize].root),
+            None => self.done.root(key),
+        }
+    }
+
+    fn open_set(
+        &mut self,
+        key: SetKey,
+        shred: &ShredRef<'_>,
+        root: Hash,
+        rx_ns: u64,
+    ) -> (u32, Option<SetKey>) {
+        let evicted = if self.free.is_empty() { self.evict_oldest() } else { None };
+        // evict_oldest freed a slot when the list was empty, so pop succeeds; the fallback index
+        // is never used but keeps this path free of unwrap.
+        let set_slot = self.free.pop().unwrap_or(0);
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        let set = &mut self.sets[set_slot as usize];
+        debug_assert_eq!(set.state, SetState::Free);
+        set.key = key;
+        set.state = SetState::Collecting;
+        set.sequence = sequence;
+        set.variant = shred.variant().with_kind(ShredKind::Data);
+        set.shred_version = shred.shred_version();
+        set.signature.copy_from_slice(shred.signature());
+        set.root = root;
+        set.chained_root = [0; 32];
+        if let Some(chained) = shred.chained_root() {
+            set.chained_root.copy_from_slice(chained);
+        }
+        set.first_coding_index = None;
+        set.present = 0;
+        set.consumed = 0;
+        set.first_rx_ns = rx_ns;
+        self.index.insert(key, set_slot);
+        self.check_chain_links(key);
+        (set_slot, evicted)
+    }
+
+    /// Compares this set's chained root with its predecessor's root, and its root with its
+    /// successor's chained root, when those sets are known (spec §7, "Chained root").
+    fn check_chain_links(&mut self, key: SetKey) {
+        let Some(&set_slot) = self.index.get(&key) else {
+            return;
+        };
+        let set = &self.sets[set_slot as usize];
+        if !set.variant.chained {
+            return;
+        }
+        let (root, chained_root) = (set.root, set.chained_root);
+        let mut links = [None, None];
+        if let Some(previous_index) = key.fec_set_index.checked_sub(DATA_SHREDS_PER_FEC_SET as u32)
+        {
+            let previous = SetKey { slot: key.slot, fec_set_index: previous_index };
+            links[0] = self.root_of(&previous).map(|previous_root| previous_root == chained_root);
+        }
+        let next = SetKey {
+            slot: key.slot,
+            fec_set_index: key.fec_set_index + DATA_SHREDS_PER_FEC_SET as u32,
+        };
+        if let Some(&next_slot) = self.index.get(&next) {
+            links[1] = Some(self.sets[next_slot as usize].chained_root == root);
+        }
+        for verified in links.into_iter().flatten() {
+            if verified {
+                self.counters.chain_links_verified += 1;
+            } else {
+                self.counters.chain_links_broken += 1;
+            }
+        }
+    }
+
+    fn store(
+        &mut self,
+        set_slot: u32,
+        shred: &ShredRef<'_>,
+        erasure_index: usize,
+        leaf: Hash,
+        rx_ns: u64,
+    ) -> Option<Completion> {
+        let set = &mut self.sets[set_slot as usize];
+        let payload = shred.payload();
+        set.buffers[erasure_index][..payload.len()].copy_from_slice(payload);
+        set.leaves[erasure_index] = leaf;
+        set.present |= 1 << erasure_index;
+        set.first_rx_ns = set.first_rx_ns.min(rx_ns);
+        if shred.kind() == ShredKind::Code && set.first_coding_index.is_none() {
+            let position = erasure_index - DATA_SHREDS_PER_FEC_SET;
+            set.first_coding_index = Some(shred.index() - position as u32);
+        }
+        if set.data_present() == u32::MAX {
+            set.state = SetState::Complete;
+            self.counters.sets_completed += 1;
+            return Some(Completion::Complete { recovered_data: 0 });
+        }
+        if (set.present.count_ones() as usize) < DATA_SHREDS_PER_FEC_SET {
+            return None;
+        }
+        let missing_data = !set.data_present();
+        match recovery::recover(set, &self.coder) {
+            Ok(()) => {
+                set.state = SetState::Complete;
+                self.counters.sets_completed += 1;
+                self.counters.sets_recovered += 1;
+                self.counters.data_shreds_recovered += u64::from(missing_data.count_ones());
+                Some(Completion::Complete { recovered_data: missing_data })
+            }
+            Err(error) => {
+                set.state = SetState::Failed;
+                self.counters.sets_failed += 1;
+                Some(Completion::Failed(error))
+            }
+        }
+    }
+
+    fn evict_oldest(&mut self) -> Option<SetKey> {
+        let oldest = self
+            .sets
+            .iter()
+            .enumerate()
+            .filter(|(_, set)| set.state != SetState::Free)
+            .min_by_key(|(_, set)| set.sequence)
+            .map(|(set_slot, set)| (set_slot as u32, set.key))?;
+        self.release(oldest.0, false);
+        self.counters.sets_evicted += 1;
+        Some(oldest.1)
+    }
+
+    fn release(&mut self, set_slot: u32, remember: bool) {
+        let set = &mut self.sets[set_slot as usize];
+        let key = set.key;
+        if remember {
+            self.done.insert(key, set.root);
+        }
+        set.state = SetState::Free;
+        set.present = 0;
+        self.index.remove(&key);
+        self.free.push(set_slot);
+    }
+}
+
+/// A FIFO-bounded record of completed sets and their roots.
+struct CompletedSets {
+    ring: Vec<Option<SetKey>>,
+    next: usize,
+    roots: HashMap<SetKey, Hash>,
+}
+
+impl CompletedSets {
+    fn new(capacity: usize) -> Self {
+        Self { ring: vec![None; capacity], next: 0, roots: HashMap::with_capacity(2 * capacity) }
+    }
+
+    fn contains(&self, key: &SetKey) -> bool {
+        self.roots.contains_key(key)
+    }
+
+    fn root(&self, key: &SetKey) -> Option<Hash> {
+        self.roots.get(key).copied()
+    }
+
+    fn insert(&mut self, key: SetKey, root: Hash) {
+        if self.roots.contains_key(&key) {
+            return;
+        }
+        if let Some(old) = self.ring[self.next].replace(key) {
+            self.roots.remove(&old);
+        }
+        self.roots.insert(key, root);
+        self.next = (self.next + 1) % self.ring.len();
+    }
+}

@@ -1,0 +1,39 @@
+//! The pure decoding core of the shred appliance: datagrams in, entries and transactions out.
+//!
+//! ```text
+//!  &[u8] datagram, rx_ns
+//!     │  shred::parse_shred ──────────────► ShredRef (checked header view, spec §§2–6, §10)
+//!     │  ShredDecoder: version + slot window
+//!     ▼
+//!  fec::FecResolver::insert ───────────────► Merkle proof → root, ed25519 once per set (leader),
+//!     │   (fixed pool of 32+32 set slots)     dedup, chained-root links
+//!     │  recovery::recover (≥ 32 of 64) ───► Reed-Solomon (erasure), rebuilt shreds, root check
+//!     ▼
+//!  deshred::Deshredder::insert ────────────► BatchSpan (complete run ending in DATA_COMPLETE)
+//!     ▼
+//!  ShredDecoder::next_batch ───────────────► Batch { bytes, entries: entry::EntryBatch }
+//!     ▼
+//!  entry::EntryView ──► transaction::TransactionView (zero-copy, borrows the batch bytes)
+//! ```
+//!
+//! No sockets, threads, clocks, files or async: receive times come in as values, results go out as
+//! values, and the same bytes always give the same results. Every buffer is reserved when a
+//! [`ShredDecoder`] is built; the per-shred path does not allocate.
+#![forbid(unsafe_code)]
+
+pub mod cursor;
+pub mod decoder;
+pub mod deshred;
+pub mod entry;
+pub mod erasure;
+pub mod fec;
+pub mod framing;
+pub mod leader;
+pub mod merkle;
+mod recovery;
+pub mod shred;
+pub mod transaction;
+
+pub use decoder::{Batch, DecoderConfig, Rejection, ShredDecoder, ShredOutcome};
+pub use leader::LeaderSchedule;
+pub use recovery::RecoveryError;

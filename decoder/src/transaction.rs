@@ -1,0 +1,591 @@
+//! Zero-copy parse of one Solana transaction in wire format into a sanitized [`TransactionView`].
+//!
+//! The wire format is the bincode serialization of `VersionedTransaction` (shred-format.md §9):
+//!
+//! ```text
+//! Transaction := short_vec<[u8;64] signature>, Message
+//! Message     := [0x80 | version]?  (present iff the first byte has 0x80; only version 0 exists)
+//!                header[3] = num_required_signatures, num_readonly_signed_accounts,
+//!                            num_readonly_unsigned_accounts
+//!                short_vec<[u8;32] static account key>, [u8;32] recent_blockhash,
+//!                short_vec<Instruction>, (v0 only) short_vec<AddressTableLookup>
+//! Instruction := u8 program_id_index, short_vec<u8 account_index>, short_vec<u8 data>
+//! AddressTableLookup := [u8;32] table, short_vec<u8 writable_index>, short_vec<u8 readonly_index>
+//! ```
+//!
+//! [`parse_transaction`] walks those bytes once through the bounds-checked [`Cursor`], allocating
+//! nothing, then applies the structural sanitize rules the Solana runtime applies before it will
+//! execute (or replay) a transaction. A view that comes back is therefore one that Agave would
+//! also accept as well-formed, and its accessors cannot fail: the instruction and lookup
+//! iterators re-walk regions that were already validated.
+//!
+//! # Sanitize rules enforced
+//!
+//! Taken from `solana-message` 6.0 (`legacy::Message::sanitize`, `v0::Message::sanitize`) and
+//! `solana-transaction` 6.0 (`VersionedTransaction::sanitize`, which runs the message rules and
+//! then `sanitize_signatures_inner`). Replay reaches them through
+//! `SanitizedVersionedTransaction::try_new`. Errors are reported in the reference's order: wire
+//! errors first (bincode fails before sanitize runs), then rules 1–6, then 7.
+//!
+//! 1. `num_required_signatures + num_readonly_unsigned_accounts <= static key count`: the signer
+//!    area and the read-only unsigned area must not overlap
+//!    ([`TransactionError::HeaderExceedsStaticKeys`]).
+//! 2. `num_readonly_signed_accounts < num_required_signatures`: there is at least one writable
+//!    signer, the fee payer ([`TransactionError::NoWritableFeePayer`]). Rules 1 and 2 together
+//!    imply at least one signature and at least one static key, so v0's separate "no static keys"
+//!    check can never fire after them and has no variant of its own.
+//! 3. v0 only: every address-table lookup loads at least one address
+//!    ([`TransactionError::EmptyAddressTableLookup`]).
+//! 4. v0 only: static keys plus loaded addresses are at most 256, because instruction account
+//!    indexes are `u8` ([`TransactionError::TooManyAccountKeys`]). Legacy messages have no such
+//!    rule in the reference and none here: their indexes simply cannot reach past 255.
+//! 5. Every program id index points at a static key (never a loaded one, so programs are known
+//!    without loading tables) and is not 0, the fee payer
+//!    ([`TransactionError::ProgramIdIndexOutOfRange`], [`TransactionError::ProgramIdIsFeePayer`]).
+//! 6. Every instruction account index is below the total key count: static keys for legacy,
+//!    static plus loaded for v0 ([`TransactionError::AccountIndexOutOfRange`]).
+//! 7. The signature count equals `num_required_signatures`
+//!    ([`TransactionError::SignatureCountMismatch`]). The reference's last check, signatures at
+//!    most the static key count, follows from rules 1 and 7 and has no variant.
+//!
+//! Message versions other than 0 are rejected ([`TransactionError::UnsupportedVersion`]). The
+//! reference deserializer also refuses 127 (off-chain messages) and every undefined version;
+//! `solana-message` 6.0 additionally knows a v1 format that this parser does not accept.
+//!
+//! Not enforced, because they are not part of the structural sanitize step: the 1,232-byte packet
+//! limit (`PACKET_DATA_SIZE`, applied by banking stage to incoming packets), the account-lock limit
+//! (`get_transaction_account_lock_limit`, applied when locking), duplicate keys (applied when the
+//! transaction is turned into a `SanitizedTransaction`), and signature verification.
+
+use crate::cursor::{Cursor, CursorError};
+
+mod error;
+mod sanitize;
+
+pub use error::TransactionError;
+use sanitize::sanitize;
+
+/// Length of an ed25519 signature on the wire.
+pub const SIGNATURE_LEN_BYTES: usize = 64;
+/// Length of an account address (public key) on the wire.
+pub const ADDRESS_LEN_BYTES: usize = 32;
+/// Length of a blockhash on the wire.
+pub const HASH_LEN_BYTES: usize = 32;
+/// A first message byte with this bit set is a version prefix, not `num_required_signatures`
+/// (`solana_message::MESSAGE_VERSION_PREFIX`).
+pub const MESSAGE_VERSION_PREFIX: u8 = 0x80;
+/// Most keys a v0 message may reference, static and loaded together: account indexes are `u8`
+/// (`v0::Message::sanitize`).
+pub const ACCOUNT_KEYS_V0_MAX: usize = 256;
+/// The shortest transaction that can pass sanitize: one signature (its compact-u16 count is one
+/// byte), a legacy header, one static key, a blockhash and zero instructions. Entry parsing uses it
+/// to bound a declared transaction count by the bytes left.
+pub const TRANSACTION_LEN_BYTES_MIN: usize =
+    1 + SIGNATURE_LEN_BYTES + 3 + 1 + ADDRESS_LEN_BYTES + HASH_LEN_BYTES + 1;
+
+/// The message format, from the optional version prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageVersion {
+    /// No prefix: the first message byte is `num_required_signatures`.
+    Legacy,
+    /// Prefix `0x80`: the message ends with address-table lookups.
+    V0,
+}
+
+/// The three header counts. Static keys are ordered writable signers, read-only signers, writable
+/// non-signers, read-only non-signers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageHeader {
+    pub num_required_signatures: u8,
+    pub num_readonly_signed_accounts: u8,
+    pub num_readonly_unsigned_accounts: u8,
+}
+
+/// One compiled instruction, borrowed from the transaction bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstructionView<'a> {
+    /// Index of the program among the static keys (never 0, never a loaded address).
+    pub program_id_index: u8,
+    /// Indexes into static keys, then loaded writable, then loaded read-only addresses.
+    pub account_indices: &'a [u8],
+    pub data: &'a [u8],
+}
+
+/// One v0 address-table lookup, borrowed from the transaction bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookupView<'a> {
+    /// Address of the lookup-table account.
+    pub table: &'a [u8; ADDRESS_LEN_BYTES],
+    /// Indexes into the table of addresses loaded writable.
+    pub writable_indices: &'a [u8],
+    /// Indexes into the table of addresses loaded read-only.
+    pub readonly_indices: &'a [u8],
+}
+
+/// A parsed and sanitized transaction that borrows its input. Every accessor is infallible.
+#[derive(Debug, Clone, Copy)]
+pub struct TransactionView<'a> {
+    bytes: &'a [u8],
+    signatures: &'a [[u8; SIGNATURE_LEN_BYTES]],
+    first_signature: &'a [u8; SIGNATURE_LEN_BYTES],
+    message: &'a [u8],
+    version: MessageVersion,
+    header: MessageHeader,
+    static_account_keys: &'a [[u8; ADDRESS_LEN_BYTES]],
+    fee_payer: &'a [u8; ADDRESS_LEN_BYTES],
+    recent_blockhash: &'a [u8; HASH_LEN_BYTES],
+    /// Instructions region after its count; `instruction_count` entries, validated.
+    instructions: &'a [u8],
+    instruction_count: usize,
+    /// Lookups region after its count (empty for legacy); `lookup_count` entries, validated.
+    lookups: &'a [u8],
+    lookup_count: usize,
+    /// Sums of the lookups' index lists; at most 255 together once sanitized.
+    loaded_writable_count: usize,
+    loaded_readonly_count: usize,
+}
+
+/// Parses one transaction at the cursor, advancing it past the transaction on success and leaving
+/// it where it was on error. Bytes after the transaction are left for the caller.
+pub fn parse_transaction<'a>(
+    cursor: &mut Cursor<'a>,
+) -> Result<TransactionView<'a>, TransactionError> {
+    // Parse on a copy so that a rejected transaction does not move the caller's cursor.
+    let mut work = *cursor;
+    let start = work.position();
+    let layout = read_layout(&mut work)?;
+    sanitize(&layout)?;
+    // Sanitize proved 1 <= num_required_signatures == signature count <= static key count
+    // (rules 1, 2 and 7), so both lists have a first element; the error arm cannot run.
+    let (Some(first_signature), Some(fee_payer)) = (
+        layout.signatures.first(),
+        layout.static_account_keys.first(),
+    ) else {
+        debug_assert!(
+            false,
+            "sanitize admitted a transaction without signer or key"
+        );
+        return Err(TransactionError::NoWritableFeePayer {
+            num_readonly_signed_accounts: layout.header.num_readonly_signed_accounts,
+            num_required_signatures: layout.header.num_required_signatures,
+        });
+    };
+    let bytes = span(&work, start);
+    *cursor = work;
+    Ok(TransactionView {
+        bytes,
+        signatures: layout.signatures,
+        first_signature,
+        message: layout.message,
+        version: layout.version,
+        header: layout.header,
+        static_account_keys: layout.static_account_keys,
+        fee_payer,
+        recent_blockhash: layout.recent_blockhash,
+        instructions: layout.instructions,
+        instruction_count: layout.instruction_count,
+        lookups: layout.lookups,
+        lookup_count: layout.lookup_count,
+        loaded_writable_count: layout.loaded_writable_count,
+        loaded_readonly_count: layout.loaded_readonly_count,
+    })
+}
+
+/// Parses `bytes` as exactly one transaction: trailing bytes are an error.
+pub fn parse_transaction_exact(bytes: &[u8]) -> Result<TransactionView<'_>, TransactionError> {
+    let mut cursor = Cursor::new(bytes);
+    let view = parse_transaction(&mut cursor)?;
+    if !cursor.is_empty() {
+        return Err(TransactionError::TrailingBytes {
+            count: cursor.remaining(),
+        });
+    }
+    Ok(view)
+}
+
+impl<'a> TransactionView<'a> {
+    /// The full wire bytes of this transaction (signatures and message).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// All signatures, in signer order; there are `num_required_signatures` of them.
+    pub fn signatures(&self) -> &'a [[u8; SIGNATURE_LEN_BYTES]] {
+        self.signatures
+    }
+
+    pub fn signature_count(&self) -> usize {
+        self.signatures.len()
+    }
+
+    pub fn signature(&self, index: usize) -> Option<&'a [u8; SIGNATURE_LEN_BYTES]> {
+        self.signatures.get(index)
+    }
+
+    /// The fee payer's signature, which is the transaction's id.
+    pub fn first_signature(&self) -> &'a [u8; SIGNATURE_LEN_BYTES] {
+        self.first_signature
+    }
+
+    /// The message bytes, including any version prefix: what the signatures sign.
+    pub fn message_bytes(&self) -> &'a [u8] {
+        self.message
+    }
+
+    pub fn version(&self) -> MessageVersion {
+        self.version
+    }
+
+    pub fn header(&self) -> MessageHeader {
+        self.header
+    }
+
+    pub fn static_account_count(&self) -> usize {
+        self.static_account_keys.len()
+    }
+
+    /// The static keys in message order; `.iter()` walks them.
+    pub fn static_account_keys(&self) -> &'a [[u8; ADDRESS_LEN_BYTES]] {
+        self.static_account_keys
+    }
+
+    pub fn static_account_key(&self, index: usize) -> Option<&'a [u8; ADDRESS_LEN_BYTES]> {
+        self.static_account_keys.get(index)
+    }
+
+    /// Static key 0: the first writable signer, who pays the fee.
+    pub fn fee_payer(&self) -> &'a [u8; ADDRESS_LEN_BYTES] {
+        self.fee_payer
+    }
+
+    pub fn recent_blockhash(&self) -> &'a [u8; HASH_LEN_BYTES] {
+        self.recent_blockhash
+    }
+
+    pub fn instruction_count(&self) -> usize {
+        self.instruction_count
+    }
+
+    /// The compiled instructions in order.
+    pub fn instructions(&self) -> InstructionIter<'a> {
+        InstructionIter {
+            cursor: Cursor::new(self.instructions),
+            remaining: self.instruction_count,
+        }
+    }
+
+    /// Number of address-table lookups (always 0 for legacy).
+    pub fn address_table_lookup_count(&self) -> usize {
+        self.lookup_count
+    }
+
+    /// The v0 address-table lookups in order (none for legacy).
+    pub fn address_table_lookups(&self) -> LookupIter<'a> {
+        LookupIter {
+            cursor: Cursor::new(self.lookups),
+            remaining: self.lookup_count,
+        }
+    }
+
+    pub fn uses_lookup_tables(&self) -> bool {
+        self.lookup_count > 0
+    }
+
+    /// Addresses loaded writable across all lookups (instruction indexes right after the static
+    /// keys refer to them).
+    pub fn loaded_writable_count(&self) -> usize {
+        self.loaded_writable_count
+    }
+
+    /// Addresses loaded read-only across all lookups (indexed after the loaded writable ones).
+    pub fn loaded_readonly_count(&self) -> usize {
+        self.loaded_readonly_count
+    }
+
+    /// Static keys plus loaded addresses: every instruction account index is below this.
+    pub fn account_count(&self) -> usize {
+        self.static_account_keys.len() + self.loaded_writable_count + self.loaded_readonly_count
+    }
+}
+
+/// Iterator over a transaction's instructions; re-walks bytes that already parsed.
+#[derive(Debug, Clone)]
+pub struct InstructionIter<'a> {
+    cursor: Cursor<'a>,
+    remaining: usize,
+}
+
+impl<'a> Iterator for InstructionIter<'a> {
+    type Item = InstructionView<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        match read_instruction(&mut self.cursor) {
+            Ok(instruction) => {
+                self.remaining -= 1;
+                Some(instruction)
+            }
+            Err(_) => {
+                debug_assert!(false, "re-walk of a validated instruction region failed");
+                self.remaining = 0;
+                None
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for InstructionIter<'_> {}
+impl std::iter::FusedIterator for InstructionIter<'_> {}
+
+/// Iterator over a v0 transaction's address-table lookups; re-walks bytes that already parsed.
+#[derive(Debug, Clone)]
+pub struct LookupIter<'a> {
+    cursor: Cursor<'a>,
+    remaining: usize,
+}
+
+impl<'a> Iterator for LookupIter<'a> {
+    type Item = LookupView<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        match read_lookup(&mut self.cursor) {
+            Ok(lookup) => {
+                self.remaining -= 1;
+                Some(lookup)
+            }
+            Err(_) => {
+                debug_assert!(false, "re-walk of a validated lookup region failed");
+                self.remaining = 0;
+                None
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for LookupIter<'_> {}
+impl std::iter::FusedIterator for LookupIter<'_> {}
+
+/// Everything the wire walk learns, before sanitize decides whether it is a transaction.
+struct Layout<'a> {
+    signatures: &'a [[u8; SIGNATURE_LEN_BYTES]],
+    message: &'a [u8],
+    version: MessageVersion,
+    header: MessageHeader,
+    static_account_keys: &'a [[u8; ADDRESS_LEN_BYTES]],
+    recent_blockhash: &'a [u8; HASH_LEN_BYTES],
+    instructions: &'a [u8],
+    instruction_count: usize,
+    /// Summary of the instruction indexes, so the common all-valid case needs no second walk.
+    index_summary: IndexSummary,
+    lookups: &'a [u8],
+    lookup_count: usize,
+    /// First lookup that loads nothing (rule 3).
+    empty_lookup_index: Option<usize>,
+    loaded_writable_count: usize,
+    loaded_readonly_count: usize,
+}
+
+/// Largest indexes seen over all instructions. Exclusive ends (max + 1) so that "no instruction"
+/// is 0 and compares below every limit.
+#[derive(Default)]
+struct IndexSummary {
+    program_id_index_end: usize,
+    program_id_is_fee_payer: bool,
+    account_index_end: usize,
+}
+
+/// Walks the wire format (no sanitize rules yet), leaving `cursor` after the transaction.
+fn read_layout<'a>(cursor: &mut Cursor<'a>) -> Result<Layout<'a>, TransactionError> {
+    let signature_count = usize::from(cursor.take_compact_u16("signature count")?);
+    let signatures = take_arrays::<SIGNATURE_LEN_BYTES>(cursor, signature_count, "signatures")?;
+
+    let message_start = cursor.position();
+    let first_byte = cursor.take_u8("message header")?;
+    let (version, num_required_signatures) = if first_byte & MESSAGE_VERSION_PREFIX != 0 {
+        let version = first_byte & !MESSAGE_VERSION_PREFIX;
+        if version != 0 {
+            return Err(TransactionError::UnsupportedVersion { version });
+        }
+        (MessageVersion::V0, cursor.take_u8("message header")?)
+    } else {
+        (MessageVersion::Legacy, first_byte)
+    };
+    let header = MessageHeader {
+        num_required_signatures,
+        num_readonly_signed_accounts: cursor.take_u8("message header")?,
+        num_readonly_unsigned_accounts: cursor.take_u8("message header")?,
+    };
+
+    let static_account_count = usize::from(cursor.take_compact_u16("account key count")?);
+    let static_account_keys =
+        take_arrays::<ADDRESS_LEN_BYTES>(cursor, static_account_count, "account keys")?;
+    let recent_blockhash = cursor.take_array::<HASH_LEN_BYTES>("recent blockhash")?;
+
+    let instruction_count = usize::from(cursor.take_compact_u16("instruction count")?);
+    ensure_room(
+        cursor,
+        instruction_count,
+        INSTRUCTION_LEN_BYTES_MIN,
+        "instructions",
+    )?;
+    let instructions_start = cursor.position();
+    let mut index_summary = IndexSummary::default();
+    for _ in 0..instruction_count {
+        let instruction = read_instruction(cursor)?;
+        index_summary.record(&instruction);
+    }
+    let instructions = span(cursor, instructions_start);
+
+    let mut layout = Layout {
+        signatures,
+        message: &[],
+        version,
+        header,
+        static_account_keys,
+        recent_blockhash,
+        instructions,
+        instruction_count,
+        index_summary,
+        lookups: &[],
+        lookup_count: 0,
+        empty_lookup_index: None,
+        loaded_writable_count: 0,
+        loaded_readonly_count: 0,
+    };
+    if version == MessageVersion::V0 {
+        read_lookups(cursor, &mut layout)?;
+    }
+    layout.message = span(cursor, message_start);
+    Ok(layout)
+}
+
+/// Reads the v0 lookup list into `layout`.
+fn read_lookups<'a>(cursor: &mut Cursor<'a>, layout: &mut Layout<'a>) -> Result<(), CursorError> {
+    let lookup_count = usize::from(cursor.take_compact_u16("lookup count")?);
+    ensure_room(
+        cursor,
+        lookup_count,
+        LOOKUP_LEN_BYTES_MIN,
+        "address table lookups",
+    )?;
+    let lookups_start = cursor.position();
+    for lookup_index in 0..lookup_count {
+        let lookup = read_lookup(cursor)?;
+        if lookup.writable_indices.is_empty() && lookup.readonly_indices.is_empty() {
+            layout.empty_lookup_index.get_or_insert(lookup_index);
+        }
+        // At most 0xFFFF lookups of at most 2 × 0xFFFF indexes each: no overflow in usize.
+        layout.loaded_writable_count += lookup.writable_indices.len();
+        layout.loaded_readonly_count += lookup.readonly_indices.len();
+    }
+    layout.lookups = span(cursor, lookups_start);
+    layout.lookup_count = lookup_count;
+    Ok(())
+}
+
+fn read_instruction<'a>(cursor: &mut Cursor<'a>) -> Result<InstructionView<'a>, CursorError> {
+    let program_id_index = cursor.take_u8("program id index")?;
+    let account_count = usize::from(cursor.take_compact_u16("instruction account count")?);
+    let account_indices = cursor.take(account_count, "instruction accounts")?;
+    let data_len_bytes = usize::from(cursor.take_compact_u16("instruction data length")?);
+    let data = cursor.take(data_len_bytes, "instruction data")?;
+    Ok(InstructionView {
+        program_id_index,
+        account_indices,
+        data,
+    })
+}
+
+fn read_lookup<'a>(cursor: &mut Cursor<'a>) -> Result<LookupView<'a>, CursorError> {
+    let table = cursor.take_array::<ADDRESS_LEN_BYTES>("lookup table address")?;
+    let writable_count = usize::from(cursor.take_compact_u16("lookup writable count")?);
+    let writable_indices = cursor.take(writable_count, "lookup writable indexes")?;
+    let readonly_count = usize::from(cursor.take_compact_u16("lookup readonly count")?);
+    let readonly_indices = cursor.take(readonly_count, "lookup readonly indexes")?;
+    Ok(LookupView {
+        table,
+        writable_indices,
+        readonly_indices,
+    })
+}
+
+impl IndexSummary {
+    fn record(&mut self, instruction: &InstructionView<'_>) {
+        let program_id_end = usize::from(instruction.program_id_index) + 1;
+        self.program_id_index_end = self.program_id_index_end.max(program_id_end);
+        self.program_id_is_fee_payer |= instruction.program_id_index == 0;
+        if let Some(&largest) = instruction.account_indices.iter().max() {
+            self.account_index_end = self.account_index_end.max(usize::from(largest) + 1);
+        }
+    }
+}
+
+/// Takes `count` fixed-size arrays as one borrowed slice of arrays.
+fn take_arrays<'a, const N: usize>(
+    cursor: &mut Cursor<'a>,
+    count: usize,
+    field: &'static str,
+) -> Result<&'a [[u8; N]], CursorError> {
+    let bytes = cursor.take(count.saturating_mul(N), field)?;
+    let (arrays, rest) = bytes.as_chunks::<N>();
+    debug_assert!(rest.is_empty(), "took a whole number of {N}-byte arrays");
+    Ok(arrays)
+}
+
+/// Fails fast when `count` items of at least `item_len_bytes` each cannot fit in what is left, so
+/// a bogus count costs one comparison instead of a walk. The error is the one the walk would end
+/// in (a truncation), naming the whole list.
+fn ensure_room(
+    cursor: &Cursor<'_>,
+    count: usize,
+    item_len_bytes: usize,
+    field: &'static str,
+) -> Result<(), CursorError> {
+    let needed = count.saturating_mul(item_len_bytes);
+    let available = cursor.remaining();
+    if needed > available {
+        return Err(CursorError::Truncated {
+            field,
+            needed,
+            available,
+        });
+    }
+    Ok(())
+}
+
+/// The bytes a cursor consumed since `start`, an earlier position of the same cursor.
+pub(crate) fn span<'a>(cursor: &Cursor<'a>, start: usize) -> &'a [u8] {
+    debug_assert!(start <= cursor.position());
+    // start <= position <= input length, so the range is always in bounds and the default (an
+    // empty slice) is never used.
+    cursor
+        .input()
+        .get(start..cursor.position())
+        .unwrap_or_default()
+}
+
+/// Smallest instruction: program id index and two empty `short_vec`s.
+const INSTRUCTION_LEN_BYTES_MIN: usize = 1 + 1 + 1;
+/// Smallest lookup: table address and two empty `short_vec`s.
+const LOOKUP_LEN_BYTES_MIN: usize = ADDRESS_LEN_BYTES + 1 + 1;
+
+const _: () = assert!(TRANSACTION_LEN_BYTES_MIN == 134);
+
+#[cfg(test)]
+pub(crate) mod test_wire;
+
+#[cfg(test)]
+mod tests;
