@@ -1,1 +1,97 @@
-fn main() {}
+//! The `appliance` binary: command-line contract relied on by operators and acceptance checks.
+//!
+//! - `appliance run`: the service (receive → decode → publish), see [`run`].
+//! - `appliance decode FILE`: decodes a shred capture to JSON lines, see [`decode_file`].
+//! - `appliance decode-tx`: decodes base64 wire transactions (DEX decoding, issue 3).
+//! - `appliance archive index CAR...`: builds archive indexes (issue 7).
+
+mod decode_file;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "appliance", version, about = "Solana shred appliance")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the appliance: receive shreds, decode, and serve subscribers.
+    Run(run::RunArgs),
+    /// Decode a shred capture (length-prefixed, pcap or ar) to JSON lines.
+    Decode {
+        /// The capture file.
+        file: PathBuf,
+        /// Verify every FEC set's signature against this leader (base58 public key).
+        #[arg(long)]
+        leader: Option<String>,
+        /// Accept only shreds of this shred version.
+        #[arg(long = "shred-version")]
+        shred_version: Option<u16>,
+        /// Also accept the obsolete unchained Merkle variants (0x4_, 0x8_).
+        #[arg(long = "allow-unchained")]
+        allow_unchained: bool,
+    },
+    /// Decode base64 wire transactions from standard input, one per line.
+    DecodeTx,
+    /// Archive maintenance.
+    Archive {
+        #[command(subcommand)]
+        command: ArchiveCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ArchiveCommand {
+    /// Build the indexes of the given CAR files next to them.
+    Index {
+        /// CAR files (whole epochs or pieces).
+        #[arg(required = true)]
+        cars: Vec<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Decode {
+            file,
+            leader,
+            shred_version,
+            allow_unchained,
+        } => {
+            let options = decode_file::DecodeOptions {
+                path: &file,
+                leader: leader.as_deref(),
+                shred_version,
+                allow_unchained,
+            };
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            decode_file::run(&options, &mut out)
+        }
+        Command::DecodeTx => Err(anyhow::anyhow!(
+            "decode-tx is not available in this build yet (DEX decoding lands with issue 3)"
+        )),
+        Command::Archive {
+            command: ArchiveCommand::Index { cars },
+        } => Err(anyhow::anyhow!(
+            "archive index is not available in this build yet ({} file(s) given; issue 7)",
+            cars.len()
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("appliance: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -12,7 +12,11 @@ use thiserror::Error;
 pub enum CursorError {
     /// The input ended before `field` could be read in full.
     #[error("truncated: {field} needs {needed} bytes, {available} left")]
-    Truncated { field: &'static str, needed: usize, available: usize },
+    Truncated {
+        field: &'static str,
+        needed: usize,
+        available: usize,
+    },
     /// A compact-u16 (`short_vec` length) was not minimally encoded or exceeded 0xFFFF.
     #[error("invalid compact-u16 length in {field}")]
     BadCompactU16 { field: &'static str },
@@ -54,7 +58,11 @@ impl<'a> Cursor<'a> {
     pub fn take(&mut self, len: usize, field: &'static str) -> Result<&'a [u8], CursorError> {
         let available = self.remaining();
         if len > available {
-            return Err(CursorError::Truncated { field, needed: len, available });
+            return Err(CursorError::Truncated {
+                field,
+                needed: len,
+                available,
+            });
         }
         let start = self.position;
         self.position += len;
@@ -69,7 +77,11 @@ impl<'a> Cursor<'a> {
     ) -> Result<&'a [u8; N], CursorError> {
         let bytes = self.take(N, field)?;
         // The slice has exactly N bytes (checked by `take`), so the conversion cannot fail.
-        bytes.try_into().map_err(|_| CursorError::Truncated { field, needed: N, available: 0 })
+        bytes.try_into().map_err(|_| CursorError::Truncated {
+            field,
+            needed: N,
+            available: 0,
+        })
     }
 
     #[inline]
@@ -163,7 +175,11 @@ mod tests {
         assert_eq!(cursor.take(2, "a").unwrap(), &[1, 2]);
         assert_eq!(
             cursor.take(2, "b"),
-            Err(CursorError::Truncated { field: "b", needed: 2, available: 1 })
+            Err(CursorError::Truncated {
+                field: "b",
+                needed: 2,
+                available: 1
+            })
         );
         assert_eq!(cursor.position(), 2);
         assert_eq!(cursor.take_u8("c").unwrap(), 3);

@@ -21,8 +21,8 @@ use crate::entry::{EntryBatch, EntryError, parse_entry_batch};
 use crate::fec::{Completion, FecConfig, FecCounters, FecError, FecResolver, Inserted};
 use crate::leader::LeaderSchedule;
 use crate::shred::{
-    self, DATA_HEADERS_LEN, DATA_SHREDS_PER_FEC_SET, MAX_SHREDS_PER_SLOT, ParseOptions,
-    ShredError, ShredKind,
+    self, DATA_HEADERS_LEN, DATA_SHREDS_PER_FEC_SET, MAX_SHREDS_PER_SLOT, ParseOptions, ShredError,
+    ShredKind,
 };
 
 /// Every bound and policy switch of the decoder, with production defaults.
@@ -94,11 +94,20 @@ impl Rejection {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShredOutcome {
     /// Authenticated and stored; `completion` is set when it completed its FEC set.
-    Stored { slot: u64, fec_set_index: u32, kind: ShredKind, completion: Option<Completion> },
+    Stored {
+        slot: u64,
+        fec_set_index: u32,
+        kind: ShredKind,
+        completion: Option<Completion>,
+    },
     /// Well formed, but its FEC set was already complete (not re-verified: it is not needed).
     Redundant { slot: u64, kind: ShredKind },
     /// Not used; `slot` and `kind` when the header was readable.
-    Rejected { slot: Option<u64>, kind: Option<ShredKind>, reason: Rejection },
+    Rejected {
+        slot: Option<u64>,
+        kind: Option<ShredKind>,
+        reason: Rejection,
+    },
 }
 
 /// Batch-level events that are not per-datagram outcomes.
@@ -150,8 +159,14 @@ pub struct ShredDecoder {
 impl ShredDecoder {
     /// Reserves every buffer the decoder will use.
     pub fn new(config: DecoderConfig, leaders: LeaderSchedule) -> Self {
-        assert!(config.max_pending_batches > 0, "max_pending_batches must be positive");
-        assert!(config.max_batch_bytes > 0, "max_batch_bytes must be positive");
+        assert!(
+            config.max_pending_batches > 0,
+            "max_pending_batches must be positive"
+        );
+        assert!(
+            config.max_batch_bytes > 0,
+            "max_batch_bytes must be positive"
+        );
         Self {
             config,
             leaders,
@@ -198,7 +213,10 @@ impl ShredDecoder {
 
     /// The signed Merkle root of a FEC set held or completed recently.
     pub fn fec_set_root(&self, slot: u64, fec_set_index: u32) -> Option<[u8; 32]> {
-        self.fec.root_of(&crate::fec::SetKey { slot, fec_set_index })
+        self.fec.root_of(&crate::fec::SetKey {
+            slot,
+            fec_set_index,
+        })
     }
 
     /// Anchors the slot window before any shred arrives (e.g. at the cluster's root).
@@ -212,7 +230,11 @@ impl ShredDecoder {
             Ok(shred) => shred,
             Err(error) => {
                 let slot = shred::peek_slot_and_fec_set(datagram).map(|(slot, _)| slot);
-                return ShredOutcome::Rejected { slot, kind: None, reason: error.into() };
+                return ShredOutcome::Rejected {
+                    slot,
+                    kind: None,
+                    reason: error.into(),
+                };
             }
         };
         let (slot, kind) = (shred.slot(), shred.kind());
@@ -224,7 +246,10 @@ impl ShredDecoder {
         if let Some(expected) = self.config.shred_version
             && shred.shred_version() != expected
         {
-            return reject(Rejection::WrongShredVersion { expected, found: shred.shred_version() });
+            return reject(Rejection::WrongShredVersion {
+                expected,
+                found: shred.shred_version(),
+            });
         }
         if let Err(reason) = self.check_window(slot, rx_ns) {
             return reject(reason);
@@ -250,31 +275,30 @@ impl ShredDecoder {
     /// Takes the next complete batch, assembled and strictly parsed. Batches that fail are
     /// counted and skipped.
     pub fn next_batch(&mut self) -> Option<Batch<'_>> {
-        loop {
+        let (pending, entry_count, transaction_count) = loop {
             let pending = self.pending.pop_front()?;
             if !self.assemble(&pending.span) {
                 continue;
             }
-            // Parse first on a shared borrow to decide; the batch is re-borrowed for the return.
+            // Only owned counts leave this match, so the batch buffer is free again for the next
+            // iteration; the view is rebuilt from them below without a second walk.
             match parse_entry_batch(&self.batch_bytes) {
-                Ok(_) => {}
-                Err(error) => {
-                    self.note_parse_failure(&pending.span, &error);
-                    continue;
+                Ok(entries) => {
+                    break (pending, entries.entry_count(), entries.transaction_count());
                 }
+                Err(error) => self.note_parse_failure(&pending.span, &error),
             }
-            self.consume(&pending.span);
-            self.counters.batches_emitted += 1;
-            let bytes = self.batch_bytes.as_slice();
-            let entries = parse_entry_batch(bytes).ok()?;
-            return Some(Batch {
-                span: pending.span,
-                first_rx_ns: pending.first_rx_ns,
-                completed_rx_ns: pending.completed_rx_ns,
-                bytes,
-                entries,
-            });
-        }
+        };
+        self.consume(&pending.span);
+        self.counters.batches_emitted += 1;
+        let bytes = self.batch_bytes.as_slice();
+        Some(Batch {
+            span: pending.span,
+            first_rx_ns: pending.first_rx_ns,
+            completed_rx_ns: pending.completed_rx_ns,
+            bytes,
+            entries: EntryBatch::from_validated(bytes, entry_count, transaction_count),
+        })
     }
 
     fn check_window(&mut self, slot: u64, rx_ns: u64) -> Result<(), Rejection> {
@@ -301,7 +325,9 @@ impl ShredDecoder {
         if self.highest_slot.is_some_and(|highest| highest >= slot) {
             return;
         }
-        let previous_floor = self.highest_slot.map(|h| h.saturating_sub(self.config.slot_lookback));
+        let previous_floor = self
+            .highest_slot
+            .map(|h| h.saturating_sub(self.config.slot_lookback));
         self.highest_slot = Some(slot);
         let floor = slot.saturating_sub(self.config.slot_lookback);
         if previous_floor.is_none_or(|previous| previous < floor) {
@@ -329,10 +355,14 @@ impl ShredDecoder {
         }
         if let Some(Completion::Complete { recovered_data }) = inserted.completion {
             let key = inserted.key;
-            for position in (0..DATA_SHREDS_PER_FEC_SET as u32).filter(|p| recovered_data >> p & 1 == 1)
+            for position in
+                (0..DATA_SHREDS_PER_FEC_SET as u32).filter(|p| recovered_data >> p & 1 == 1)
             {
                 let index = key.fec_set_index + position;
-                let flags = self.fec.data_shred(key.slot, index).map_or(0, |payload| payload[85]);
+                let flags = self
+                    .fec
+                    .data_shred(key.slot, index)
+                    .map_or(0, |payload| payload[85]);
                 self.note_data_present(
                     key.slot,
                     index,
@@ -353,7 +383,9 @@ impl ShredDecoder {
         rx_ns: u64,
     ) {
         debug_assert!(index < MAX_SHREDS_PER_SLOT);
-        let spans = self.deshred.insert(slot, index, data_complete, last_in_slot);
+        let spans = self
+            .deshred
+            .insert(slot, index, data_complete, last_in_slot);
         for span in spans.into_iter().flatten() {
             if self.pending.iter().any(|pending| pending.span == span) {
                 continue;
@@ -363,7 +395,11 @@ impl ShredDecoder {
                 continue;
             }
             let first_rx_ns = self.fec.first_rx_ns(slot, index).unwrap_or(rx_ns);
-            self.pending.push_back(PendingBatch { span, first_rx_ns, completed_rx_ns: rx_ns });
+            self.pending.push_back(PendingBatch {
+                span,
+                first_rx_ns,
+                completed_rx_ns: rx_ns,
+            });
         }
     }
 

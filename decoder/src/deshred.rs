@@ -47,7 +47,9 @@ pub struct DeshredConfig {
 
 impl Default for DeshredConfig {
     fn default() -> Self {
-        Self { max_slots_in_flight: 128 }
+        Self {
+            max_slots_in_flight: 128,
+        }
     }
 }
 
@@ -68,7 +70,10 @@ struct SlotState {
 
 impl Deshredder {
     pub fn new(config: DeshredConfig) -> Self {
-        assert!(config.max_slots_in_flight > 0, "max_slots_in_flight must be positive");
+        assert!(
+            config.max_slots_in_flight > 0,
+            "max_slots_in_flight must be positive"
+        );
         let slots = (0..config.max_slots_in_flight)
             .map(|_| SlotState {
                 slot: None,
@@ -79,7 +84,10 @@ impl Deshredder {
                 emitted_count: 0,
             })
             .collect();
-        Self { slots, evicted_slots: 0 }
+        Self {
+            slots,
+            evicted_slots: 0,
+        }
     }
 
     /// Slots dropped because every slot state was in use.
@@ -121,7 +129,11 @@ impl Deshredder {
     /// Marks a batch as emitted; a slot whose every shred up to `LAST_SHRED_IN_SLOT` was emitted
     /// is released.
     pub fn mark_emitted(&mut self, span: &BatchSpan) {
-        let Some(state) = self.slots.iter_mut().find(|state| state.slot == Some(span.slot)) else {
+        let Some(state) = self
+            .slots
+            .iter_mut()
+            .find(|state| state.slot == Some(span.slot))
+        else {
             return;
         };
         for index in span.start_index..=span.end_index {
@@ -130,7 +142,10 @@ impl Deshredder {
                 state.emitted_count += 1;
             }
         }
-        if state.last_index.is_some_and(|last| state.emitted_count == last + 1) {
+        if state
+            .last_index
+            .is_some_and(|last| state.emitted_count == last + 1)
+        {
             state.reset();
         }
     }
@@ -211,7 +226,7 @@ impl SlotState {
             None => (search_from, true),
             Some(missing) => (missing + 1, false),
         };
-        if !start_certain && start_index % 32 != 0 {
+        if !start_certain && !start_index.is_multiple_of(32) {
             return None;
         }
         if self.emitted.get(start_index) {
@@ -234,7 +249,9 @@ struct Bitset {
 
 impl Bitset {
     fn new() -> Self {
-        Self { words: Box::new([0; WORDS_PER_SLOT]) }
+        Self {
+            words: Box::new([0; WORDS_PER_SLOT]),
+        }
     }
 
     fn get(&self, index: u32) -> bool {
@@ -298,7 +315,11 @@ impl Bitset {
         let mut index = to as i64;
         while index >= i64::from(from) {
             let word_index = index as usize / 64;
-            let raw = if clear { !self.words[word_index] } else { self.words[word_index] };
+            let raw = if clear {
+                !self.words[word_index]
+            } else {
+                self.words[word_index]
+            };
             let word = raw & (u64::MAX >> (63 - index % 64));
             if word != 0 {
                 let found = (word_index * 64) as u32 + 63 - word.leading_zeros();
@@ -315,7 +336,9 @@ mod tests {
     use super::*;
 
     fn deshredder() -> Deshredder {
-        Deshredder::new(DeshredConfig { max_slots_in_flight: 2 })
+        Deshredder::new(DeshredConfig {
+            max_slots_in_flight: 2,
+        })
     }
 
     #[test]
@@ -326,12 +349,18 @@ mod tests {
         let [batch, next] = deshredder.insert(5, 1, false, false);
         assert_eq!(next, None);
         let batch = batch.unwrap();
-        assert_eq!((batch.start_index, batch.end_index, batch.start_certain), (0, 2, true));
+        assert_eq!(
+            (batch.start_index, batch.end_index, batch.start_certain),
+            (0, 2, true)
+        );
         deshredder.mark_emitted(&batch);
         // The next batch's start is certain because shred 2 carries DATA_COMPLETE.
         let [batch, _] = deshredder.insert(5, 3, true, true);
         let batch = batch.unwrap();
-        assert_eq!((batch.start_index, batch.end_index, batch.start_certain), (3, 3, true));
+        assert_eq!(
+            (batch.start_index, batch.end_index, batch.start_certain),
+            (3, 3, true)
+        );
         assert!(batch.last_in_slot);
     }
 

@@ -140,6 +140,26 @@ pub fn parse_entry_batch(bytes: &[u8]) -> Result<EntryBatch<'_>, EntryError> {
 }
 
 impl<'a> EntryBatch<'a> {
+    /// Rebuilds the view of a batch that [`parse_entry_batch`] accepted, from the same bytes and
+    /// the counts it reported, without walking it again. Only for callers that validated `bytes`
+    /// themselves and could not keep the borrow (the decoder's batch loop).
+    pub(crate) fn from_validated(
+        bytes: &'a [u8],
+        entry_count: u64,
+        transaction_count: u64,
+    ) -> Self {
+        debug_assert!(
+            bytes.len() >= 8,
+            "validated batches start with their entry count"
+        );
+        let entries = bytes.get(8..).unwrap_or_default();
+        Self {
+            entries,
+            entry_count,
+            transaction_count,
+        }
+    }
+
     pub fn entry_count(&self) -> u64 {
         self.entry_count
     }

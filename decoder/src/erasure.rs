@@ -16,7 +16,9 @@ use crate::shred::{CODING_SHREDS_PER_FEC_SET, DATA_SHREDS_PER_FEC_SET, SHREDS_PE
 /// Why reconstruction did not run.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ErasureError {
-    #[error("only {present} of {SHREDS_PER_FEC_SET} shards present, {DATA_SHREDS_PER_FEC_SET} needed")]
+    #[error(
+        "only {present} of {SHREDS_PER_FEC_SET} shards present, {DATA_SHREDS_PER_FEC_SET} needed"
+    )]
     TooFewShards { present: usize },
     #[error("erasure coder refused the shards: {reason}")]
     Coder { reason: String },
@@ -70,7 +72,9 @@ impl ErasureCoder {
         }
         self.reed_solomon
             .reconstruct(&mut shards[..])
-            .map_err(|error| ErasureError::Coder { reason: format!("{error:?}") })
+            .map_err(|error| ErasureError::Coder {
+                reason: format!("{error:?}"),
+            })
     }
 
     /// Computes the 32 parity shards from the 32 data shards (used by tests and the replay tools
@@ -78,7 +82,9 @@ impl ErasureCoder {
     pub fn encode(&self, shards: &mut [&mut [u8]; SHREDS_PER_FEC_SET]) -> Result<(), ErasureError> {
         self.reed_solomon
             .encode(&mut shards[..])
-            .map_err(|error| ErasureError::Coder { reason: format!("{error:?}") })
+            .map_err(|error| ErasureError::Coder {
+                reason: format!("{error:?}"),
+            })
     }
 }
 
@@ -112,7 +118,6 @@ mod tests {
             (shard.as_mut_slice(), index >= 32)
         });
         coder.reconstruct(&mut shards).unwrap();
-        drop(shards);
         assert_eq!(damaged, original);
     }
 
@@ -125,6 +130,9 @@ mod tests {
             let (index, shard) = iter.next().unwrap();
             (shard.as_mut_slice(), index < 31)
         });
-        assert_eq!(coder.reconstruct(&mut shards), Err(ErasureError::TooFewShards { present: 31 }));
+        assert_eq!(
+            coder.reconstruct(&mut shards),
+            Err(ErasureError::TooFewShards { present: 31 })
+        );
     }
 }

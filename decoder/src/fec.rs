@@ -49,7 +49,10 @@ pub struct FecConfig {
 
 impl Default for FecConfig {
     fn default() -> Self {
-        Self { max_sets_in_flight: 1024, completed_sets_remembered: 8192 }
+        Self {
+            max_sets_in_flight: 1024,
+            completed_sets_remembered: 8192,
+        }
     }
 }
 
@@ -152,7 +155,10 @@ pub(crate) struct FecSet {
 impl FecSet {
     fn empty() -> Self {
         Self {
-            key: SetKey { slot: 0, fec_set_index: 0 },
+            key: SetKey {
+                slot: 0,
+                fec_set_index: 0,
+            },
             state: SetState::Free,
             sequence: 0,
             variant: ShredVariant {
@@ -192,9 +198,17 @@ pub struct FecResolver {
 
 impl FecResolver {
     pub fn new(config: FecConfig) -> Self {
-        assert!(config.max_sets_in_flight > 0, "max_sets_in_flight must be positive");
-        assert!(config.completed_sets_remembered > 0, "completed_sets_remembered must be positive");
-        let sets = (0..config.max_sets_in_flight).map(|_| FecSet::empty()).collect();
+        assert!(
+            config.max_sets_in_flight > 0,
+            "max_sets_in_flight must be positive"
+        );
+        assert!(
+            config.completed_sets_remembered > 0,
+            "completed_sets_remembered must be positive"
+        );
+        let sets = (0..config.max_sets_in_flight)
+            .map(|_| FecSet::empty())
+            .collect();
         let free = (0..config.max_sets_in_flight as u32).rev().collect();
         Self {
             sets,
@@ -224,7 +238,10 @@ impl FecResolver {
         leaders: &LeaderSchedule,
         rx_ns: u64,
     ) -> Result<Inserted, FecError> {
-        let key = SetKey { slot: shred.slot(), fec_set_index: shred.fec_set_index() };
+        let key = SetKey {
+            slot: shred.slot(),
+            fec_set_index: shred.fec_set_index(),
+        };
         let erasure_index = shred.erasure_index();
         let existing = self.index.get(&key).copied();
         if let Some(set_slot) = existing {
@@ -266,13 +283,21 @@ impl FecResolver {
             }
         };
         let completion = self.store(set_slot, shred, erasure_index, leaf, rx_ns);
-        Ok(Inserted { key, new_set, evicted, completion })
+        Ok(Inserted {
+            key,
+            new_set,
+            evicted,
+            completion,
+        })
     }
 
     /// The payload of a present data shred, by slot and data index.
     pub fn data_shred(&self, slot: u64, index: u32) -> Option<&[u8]> {
         let position = index as usize % DATA_SHREDS_PER_FEC_SET;
-        let key = SetKey { slot, fec_set_index: index - position as u32 };
+        let key = SetKey {
+            slot,
+            fec_set_index: index - position as u32,
+        };
         let set = &self.sets[*self.index.get(&key)? as usize];
         if set.present >> position & 1 == 0 {
             return None;
@@ -282,7 +307,10 @@ impl FecResolver {
 
     /// The earliest receive time of any shred of the set holding data shred `index`.
     pub fn first_rx_ns(&self, slot: u64, index: u32) -> Option<u64> {
-        let key = SetKey { slot, fec_set_index: index - index % DATA_SHREDS_PER_FEC_SET as u32 };
+        let key = SetKey {
+            slot,
+            fec_set_index: index - index % DATA_SHREDS_PER_FEC_SET as u32,
+        };
         Some(self.sets[*self.index.get(&key)? as usize].first_rx_ns)
     }
 
@@ -290,7 +318,10 @@ impl FecResolver {
     /// shreds are all used is released.
     pub fn mark_consumed(&mut self, slot: u64, index: u32) {
         let position = index % DATA_SHREDS_PER_FEC_SET as u32;
-        let key = SetKey { slot, fec_set_index: index - position };
+        let key = SetKey {
+            slot,
+            fec_set_index: index - position,
+        };
         let Some(&set_slot) = self.index.get(&key) else {
             return;
         };
@@ -327,7 +358,11 @@ impl FecResolver {
         root: Hash,
         rx_ns: u64,
     ) -> (u32, Option<SetKey>) {
-        let evicted = if self.free.is_empty() { self.evict_oldest() } else { None };
+        let evicted = if self.free.is_empty() {
+            self.evict_oldest()
+        } else {
+            None
+        };
         // evict_oldest freed a slot when the list was empty, so pop succeeds; the fallback index
         // is never used but keeps this path free of unwrap.
         let set_slot = self.free.pop().unwrap_or(0);
@@ -367,10 +402,17 @@ impl FecResolver {
         }
         let (root, chained_root) = (set.root, set.chained_root);
         let mut links = [None, None];
-        if let Some(previous_index) = key.fec_set_index.checked_sub(DATA_SHREDS_PER_FEC_SET as u32)
+        if let Some(previous_index) = key
+            .fec_set_index
+            .checked_sub(DATA_SHREDS_PER_FEC_SET as u32)
         {
-            let previous = SetKey { slot: key.slot, fec_set_index: previous_index };
-            links[0] = self.root_of(&previous).map(|previous_root| previous_root == chained_root);
+            let previous = SetKey {
+                slot: key.slot,
+                fec_set_index: previous_index,
+            };
+            links[0] = self
+                .root_of(&previous)
+                .map(|previous_root| previous_root == chained_root);
         }
         let next = SetKey {
             slot: key.slot,
@@ -421,7 +463,9 @@ impl FecResolver {
                 self.counters.sets_completed += 1;
                 self.counters.sets_recovered += 1;
                 self.counters.data_shreds_recovered += u64::from(missing_data.count_ones());
-                Some(Completion::Complete { recovered_data: missing_data })
+                Some(Completion::Complete {
+                    recovered_data: missing_data,
+                })
             }
             Err(error) => {
                 set.state = SetState::Failed;
@@ -466,7 +510,11 @@ struct CompletedSets {
 
 impl CompletedSets {
     fn new(capacity: usize) -> Self {
-        Self { ring: vec![None; capacity], next: 0, roots: HashMap::with_capacity(2 * capacity) }
+        Self {
+            ring: vec![None; capacity],
+            next: 0,
+            roots: HashMap::with_capacity(2 * capacity),
+        }
     }
 
     fn contains(&self, key: &SetKey) -> bool {

@@ -25,7 +25,11 @@ pub struct Record<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
     LengthPrefixed,
-    Pcap { big_endian: bool, nanosecond: bool, link_type: u32 },
+    Pcap {
+        big_endian: bool,
+        nanosecond: bool,
+        link_type: u32,
+    },
     Ar,
 }
 
@@ -78,7 +82,11 @@ pub fn detect(bytes: &[u8]) -> Framing {
             _ => return Framing::LengthPrefixed,
         };
         let link_type = bytes.get(20..24).map_or(0, |raw| read_u32(raw, big_endian));
-        return Framing::Pcap { big_endian, nanosecond, link_type };
+        return Framing::Pcap {
+            big_endian,
+            nanosecond,
+            link_type,
+        };
     }
     Framing::LengthPrefixed
 }
@@ -91,7 +99,12 @@ pub fn records(bytes: &[u8]) -> Records<'_> {
         Framing::Pcap { .. } => PCAP_HEADER_LEN,
         Framing::Ar => AR_MAGIC.len(),
     };
-    Records { bytes, framing, position, failed: false }
+    Records {
+        bytes,
+        framing,
+        position,
+        failed: false,
+    }
 }
 
 /// Iterator over the records of a capture; see [`records`].
@@ -116,7 +129,10 @@ impl<'a> Records<'a> {
             return Some(Err(FramingError::TruncatedRecord { offset }));
         };
         self.position = offset + 2 + len;
-        Some(Ok(Record { payload, timestamp_ns: None }))
+        Some(Ok(Record {
+            payload,
+            timestamp_ns: None,
+        }))
     }
 
     fn next_ar(&mut self) -> Option<Result<Record<'a>, FramingError>> {
@@ -145,7 +161,10 @@ impl<'a> Records<'a> {
             return Some(Err(FramingError::TruncatedRecord { offset }));
         };
         self.position = start + size;
-        Some(Ok(Record { payload, timestamp_ns: None }))
+        Some(Ok(Record {
+            payload,
+            timestamp_ns: None,
+        }))
     }
 
     fn next_pcap(
@@ -173,11 +192,18 @@ impl<'a> Records<'a> {
                 return Some(Err(FramingError::TruncatedRecord { offset }));
             };
             self.position = start + captured_len;
-            let fraction_ns = if nanosecond { fraction } else { fraction * 1_000 };
+            let fraction_ns = if nanosecond {
+                fraction
+            } else {
+                fraction * 1_000
+            };
             let timestamp_ns = seconds * 1_000_000_000 + fraction_ns;
             match udp_payload(frame, link_type) {
                 Ok(Some(payload)) => {
-                    return Some(Ok(Record { payload, timestamp_ns: Some(timestamp_ns) }));
+                    return Some(Ok(Record {
+                        payload,
+                        timestamp_ns: Some(timestamp_ns),
+                    }));
                 }
                 Ok(None) => continue,
                 Err(error) => return Some(Err(error)),
@@ -196,9 +222,11 @@ impl<'a> Iterator for Records<'a> {
         let item = match self.framing {
             Framing::LengthPrefixed => self.next_length_prefixed(),
             Framing::Ar => self.next_ar(),
-            Framing::Pcap { big_endian, nanosecond, link_type } => {
-                self.next_pcap(big_endian, nanosecond, link_type)
-            }
+            Framing::Pcap {
+                big_endian,
+                nanosecond,
+                link_type,
+            } => self.next_pcap(big_endian, nanosecond, link_type),
         };
         if matches!(item, Some(Err(_))) {
             self.failed = true;
@@ -217,7 +245,9 @@ fn udp_payload(frame: &[u8], link_type: u32) -> Result<Option<&[u8]>, FramingErr
             };
             let mut header_len = 14;
             if ether_type == 0x8100 {
-                let Some(inner) = frame.get(16..18) else { return Ok(None) };
+                let Some(inner) = frame.get(16..18) else {
+                    return Ok(None);
+                };
                 ether_type = u16::from_be_bytes([inner[0], inner[1]]);
                 header_len = 18;
             }
@@ -253,7 +283,11 @@ fn ip_udp_payload(ip: &[u8]) -> Option<&[u8]> {
 
 fn read_u32(bytes: &[u8], big_endian: bool) -> u32 {
     let word = [bytes[0], bytes[1], bytes[2], bytes[3]];
-    if big_endian { u32::from_be_bytes(word) } else { u32::from_le_bytes(word) }
+    if big_endian {
+        u32::from_be_bytes(word)
+    } else {
+        u32::from_le_bytes(word)
+    }
 }
 
 #[cfg(test)]
@@ -269,7 +303,10 @@ mod tests {
         assert_eq!(records[1].payload, &[0xCC]);
         let cut = [3, 0, 1];
         let mut iter = super::records(&cut);
-        assert_eq!(iter.next(), Some(Err(FramingError::TruncatedRecord { offset: 0 })));
+        assert_eq!(
+            iter.next(),
+            Some(Err(FramingError::TruncatedRecord { offset: 0 }))
+        );
         assert_eq!(iter.next(), None);
     }
 
@@ -277,7 +314,15 @@ mod tests {
     fn ar_members_with_padding() {
         let mut bytes = AR_MAGIC.to_vec();
         for payload in [&b"abc"[..], &b"de"[..]] {
-            let header = format!("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", "x", 0, 0, 0, 644, payload.len());
+            let header = format!(
+                "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+                "x",
+                0,
+                0,
+                0,
+                644,
+                payload.len()
+            );
             bytes.extend_from_slice(header.as_bytes());
             bytes.extend_from_slice(payload);
             if bytes.len() % 2 == 1 {
@@ -285,6 +330,9 @@ mod tests {
             }
         }
         let records: Vec<_> = records(&bytes).collect::<Result<_, _>>().unwrap();
-        assert_eq!(records.iter().map(|r| r.payload).collect::<Vec<_>>(), [&b"abc"[..], b"de"]);
+        assert_eq!(
+            records.iter().map(|r| r.payload).collect::<Vec<_>>(),
+            [&b"abc"[..], b"de"]
+        );
     }
 }

@@ -51,13 +51,16 @@ impl LeaderSchedule {
     pub fn key_from_base58(text: &str) -> Result<VerifyingKey, LeaderKeyError> {
         let bytes = bs58::decode(text)
             .into_vec()
-            .map_err(|_| LeaderKeyError::NotBase58 { text: text.to_owned() })?;
+            .map_err(|_| LeaderKeyError::NotBase58 {
+                text: text.to_owned(),
+            })?;
         Self::key_from_bytes(&bytes)
     }
 
     pub fn key_from_bytes(bytes: &[u8]) -> Result<VerifyingKey, LeaderKeyError> {
-        let array: [u8; 32] =
-            bytes.try_into().map_err(|_| LeaderKeyError::WrongLength { len: bytes.len() })?;
+        let array: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| LeaderKeyError::WrongLength { len: bytes.len() })?;
         VerifyingKey::from_bytes(&array).map_err(|_| LeaderKeyError::NotOnCurve)
     }
 

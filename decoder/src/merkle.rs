@@ -54,14 +54,20 @@ pub fn join(left: &[u8], right: &[u8]) -> Hash {
 /// The root implied by a leaf at `index` and its bottom-up proof. All bits of `index` must be
 /// consumed by the proof, or the shred claims a position the tree does not have.
 pub fn root_from_proof(leaf: Hash, index: usize, proof: &[u8]) -> Result<Hash, MerkleError> {
-    if proof.len() % MERKLE_PROOF_ENTRY_LEN != 0 {
-        return Err(MerkleError::RaggedProof { proof_len: proof.len() });
+    if !proof.len().is_multiple_of(MERKLE_PROOF_ENTRY_LEN) {
+        return Err(MerkleError::RaggedProof {
+            proof_len: proof.len(),
+        });
     }
     let entries = proof.len() / MERKLE_PROOF_ENTRY_LEN;
     let mut node = leaf;
     let mut position = index;
     for sibling in proof.chunks_exact(MERKLE_PROOF_ENTRY_LEN) {
-        node = if position % 2 == 0 { join(&node, sibling) } else { join(sibling, &node) };
+        node = if position.is_multiple_of(2) {
+            join(&node, sibling)
+        } else {
+            join(sibling, &node)
+        };
         position >>= 1;
     }
     if position != 0 {
@@ -86,7 +92,7 @@ impl FecSetTree {
         while level_len > 1 {
             let next_start = level_start + level_len;
             // 64 leaves: every level has even length, so no self-join is needed here.
-            debug_assert!(level_len % 2 == 0);
+            debug_assert!(level_len.is_multiple_of(2));
             for pair in 0..level_len / 2 {
                 let left = nodes[level_start + 2 * pair];
                 let right = nodes[level_start + 2 * pair + 1];
@@ -154,7 +160,10 @@ mod tests {
         );
         assert_eq!(
             root_from_proof(leaf, 64, &[0u8; 120]),
-            Err(MerkleError::IndexBeyondProof { index: 64, entries: 6 })
+            Err(MerkleError::IndexBeyondProof {
+                index: 64,
+                entries: 6
+            })
         );
     }
 

@@ -80,7 +80,12 @@ pub(crate) fn recover(set: &mut FecSet, coder: &ErasureCoder) -> Result<(), Reco
         if erasure_index < DATA_SHREDS_PER_FEC_SET {
             rebuild_data_shred(set, erasure_index, &retransmitter_signature)?;
         } else {
-            rebuild_code_shred(set, erasure_index, first_coding_index, &retransmitter_signature);
+            rebuild_code_shred(
+                set,
+                erasure_index,
+                first_coding_index,
+                &retransmitter_signature,
+            );
         }
         let kind = kind_of(erasure_index);
         let proof_offset = set.variant.with_kind(kind).proof_offset();
@@ -102,7 +107,11 @@ pub(crate) fn recover(set: &mut FecSet, coder: &ErasureCoder) -> Result<(), Reco
 }
 
 fn kind_of(erasure_index: usize) -> ShredKind {
-    if erasure_index < DATA_SHREDS_PER_FEC_SET { ShredKind::Data } else { ShredKind::Code }
+    if erasure_index < DATA_SHREDS_PER_FEC_SET {
+        ShredKind::Data
+    } else {
+        ShredKind::Code
+    }
 }
 
 /// The retransmitter signature of a resigned set, copied from the first present coding shred (as
@@ -135,8 +144,13 @@ fn rebuild_data_shred(
     let buffer = &mut set.buffers[erasure_index];
     buffer[..SIGNATURE_LEN].copy_from_slice(&signature);
     let payload = &buffer[..variant.payload_len()];
-    let parsed = shred::parse_shred(payload, ParseOptions { allow_unchained: !variant.chained })
-        .map_err(|_| RecoveryError::InvalidShred { erasure_index })?;
+    let parsed = shred::parse_shred(
+        payload,
+        ParseOptions {
+            allow_unchained: !variant.chained,
+        },
+    )
+    .map_err(|_| RecoveryError::InvalidShred { erasure_index })?;
     let header_matches = parsed.variant() == variant
         && parsed.slot() == key.slot
         && parsed.index() == expected_index
@@ -169,7 +183,8 @@ fn rebuild_code_shred(
     buffer[77..79].copy_from_slice(&version);
     buffer[79..83].copy_from_slice(&key.fec_set_index.to_le_bytes());
     buffer[83..85].copy_from_slice(&(DATA_SHREDS_PER_FEC_SET as u16).to_le_bytes());
-    buffer[85..87].copy_from_slice(&((SHREDS_PER_FEC_SET - DATA_SHREDS_PER_FEC_SET) as u16).to_le_bytes());
+    buffer[85..87]
+        .copy_from_slice(&((SHREDS_PER_FEC_SET - DATA_SHREDS_PER_FEC_SET) as u16).to_le_bytes());
     buffer[87..CODE_HEADERS_LEN].copy_from_slice(&(position as u16).to_le_bytes());
 }
 

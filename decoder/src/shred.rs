@@ -54,7 +54,7 @@ pub const FEC_SET_PROOF_SIZE: u8 = 6;
 const _: () = assert!(DATA_SHRED_LEN == 1203);
 const _: () = assert!(CODE_SHRED_LEN == 1228);
 const _: () = assert!(1 << FEC_SET_PROOF_SIZE == SHREDS_PER_FEC_SET);
-const _: () = assert!(MAX_SHREDS_PER_SLOT as usize % DATA_SHREDS_PER_FEC_SET == 0);
+const _: () = assert!((MAX_SHREDS_PER_SLOT as usize).is_multiple_of(DATA_SHREDS_PER_FEC_SET));
 
 /// Data flags (spec §4): bit 6 ends an entry batch; bits 6+7 end the slot.
 pub const FLAG_DATA_COMPLETE: u8 = 0x40;
@@ -110,12 +110,9 @@ impl ShredVariant {
         }
     }
 
-    /// Start of the chained root or, when unchained, of the proof.
+    /// End of the erasure shard: start of the chained root or, when unchained, of the proof.
     const fn body_end(self) -> usize {
-        match self.kind {
-            ShredKind::Data => self.payload_len() - self.tail_len(),
-            ShredKind::Code => self.payload_len() - self.tail_len(),
-        }
+        self.payload_len() - self.tail_len()
     }
 
     /// Start of the Merkle proof.
@@ -143,16 +140,10 @@ impl ShredVariant {
 }
 
 /// Knobs of the parser that are policy, not format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ParseOptions {
     /// Accept the obsolete unchained Merkle variants 0x4_/0x8_ (off by default, as in Agave).
     pub allow_unchained: bool,
-}
-
-impl Default for ParseOptions {
-    fn default() -> Self {
-        Self { allow_unchained: false }
-    }
 }
 
 /// Why a datagram is not a usable shred. One variant per reason; [`ShredError::label`] is the
@@ -184,7 +175,11 @@ pub enum ShredError {
     #[error("parent_offset {parent_offset} invalid for slot {slot}")]
     BadParentOffset { parent_offset: u16, slot: u64 },
     #[error("coding header k={num_data} m={num_coding} position={position} is inconsistent")]
-    BadCodingHeader { num_data: u16, num_coding: u16, position: u16 },
+    BadCodingHeader {
+        num_data: u16,
+        num_coding: u16,
+        position: u16,
+    },
     #[error("erasure configuration {num_data}:{num_coding} is not the fixed 32:32")]
     UnsupportedErasureConfig { num_data: u16, num_coding: u16 },
 }
@@ -229,7 +224,12 @@ pub fn parse_variant(byte: u8, options: ParseOptions) -> Result<ShredVariant, Sh
             _ => return Err(ShredError::UnknownVariant { variant: byte }),
         },
     };
-    Ok(ShredVariant { kind, proof_size, chained, resigned })
+    Ok(ShredVariant {
+        kind,
+        proof_size,
+        chained,
+        resigned,
+    })
 }
 
 /// Header fields specific to the shred kind.
@@ -268,15 +268,23 @@ pub fn parse_shred(bytes: &[u8], options: ParseOptions) -> Result<ShredRef<'_>, 
         return Err(ShredError::Oversized { len: bytes.len() });
     }
     let Some(&variant_byte) = bytes.get(VARIANT_OFFSET) else {
-        return Err(ShredError::Truncated { len: bytes.len(), needed: DATA_SHRED_LEN });
+        return Err(ShredError::Truncated {
+            len: bytes.len(),
+            needed: DATA_SHRED_LEN,
+        });
     };
     let variant = parse_variant(variant_byte, options)?;
     let needed = variant.payload_len();
     if bytes.len() < needed {
-        return Err(ShredError::Truncated { len: bytes.len(), needed });
+        return Err(ShredError::Truncated {
+            len: bytes.len(),
+            needed,
+        });
     }
     if variant.proof_size != FEC_SET_PROOF_SIZE {
-        return Err(ShredError::BadProofSize { proof_size: variant.proof_size });
+        return Err(ShredError::BadProofSize {
+            proof_size: variant.proof_size,
+        });
     }
     let payload = &bytes[..needed];
     let slot = read_u64(payload, 65);
@@ -290,7 +298,15 @@ pub fn parse_shred(bytes: &[u8], options: ParseOptions) -> Result<ShredRef<'_>, 
         ShredKind::Data => check_data_header(payload, variant, slot, index, fec_set_index)?,
         ShredKind::Code => check_code_header(payload, index, fec_set_index)?,
     };
-    Ok(ShredRef { payload, variant, slot, index, shred_version, fec_set_index, kind_header })
+    Ok(ShredRef {
+        payload,
+        variant,
+        slot,
+        index,
+        shred_version,
+        fec_set_index,
+        kind_header,
+    })
 }
 
 fn check_data_header(
@@ -307,22 +323,35 @@ fn check_data_header(
     let capacity = variant.data_capacity().unwrap_or(0);
     let max_size = DATA_HEADERS_LEN + capacity;
     if usize::from(size) < DATA_HEADERS_LEN || usize::from(size) > max_size {
-        return Err(ShredError::BadSizeField { size, max: max_size });
+        return Err(ShredError::BadSizeField {
+            size,
+            max: max_size,
+        });
     }
     if flags & FLAG_LAST_SHRED_IN_SLOT == 0x80 {
         return Err(ShredError::BadFlags { flags });
     }
     // Agave `ShredData::sanitize`: parent_offset ≥ 1 except for slot 0, and parent ≤ slot.
     if (parent_offset == 0 && slot != 0) || u64::from(parent_offset) > slot {
-        return Err(ShredError::BadParentOffset { parent_offset, slot });
+        return Err(ShredError::BadParentOffset {
+            parent_offset,
+            slot,
+        });
     }
-    if fec_set_index % DATA_SHREDS_PER_FEC_SET as u32 != 0 {
+    if !fec_set_index.is_multiple_of(DATA_SHREDS_PER_FEC_SET as u32) {
         return Err(ShredError::MisalignedFecSet { fec_set_index });
     }
     if index < fec_set_index || index - fec_set_index >= DATA_SHREDS_PER_FEC_SET as u32 {
-        return Err(ShredError::BadIndex { index, fec_set_index });
+        return Err(ShredError::BadIndex {
+            index,
+            fec_set_index,
+        });
     }
-    Ok(KindHeader::Data { parent_offset, flags, size })
+    Ok(KindHeader::Data {
+        parent_offset,
+        flags,
+        size,
+    })
 }
 
 fn check_code_header(
@@ -335,7 +364,11 @@ fn check_code_header(
     let position = read_u16(payload, 87);
     // Agave `ShredCode::sanitize` / `erasure_shard_index`: 1 ≤ k, 1 ≤ m ≤ 256, position < m,
     // and both index ranges of the set stay inside the slot.
-    let bad = ShredError::BadCodingHeader { num_data, num_coding, position };
+    let bad = ShredError::BadCodingHeader {
+        num_data,
+        num_coding,
+        position,
+    };
     if num_data == 0 || num_coding == 0 || num_coding > 256 || position >= num_coding {
         return Err(bad);
     }
@@ -351,12 +384,19 @@ fn check_code_header(
     if usize::from(num_data) != DATA_SHREDS_PER_FEC_SET
         || usize::from(num_coding) != CODING_SHREDS_PER_FEC_SET
     {
-        return Err(ShredError::UnsupportedErasureConfig { num_data, num_coding });
+        return Err(ShredError::UnsupportedErasureConfig {
+            num_data,
+            num_coding,
+        });
     }
-    if fec_set_index % DATA_SHREDS_PER_FEC_SET as u32 != 0 {
+    if !fec_set_index.is_multiple_of(DATA_SHREDS_PER_FEC_SET as u32) {
         return Err(ShredError::MisalignedFecSet { fec_set_index });
     }
-    Ok(KindHeader::Code { num_data, num_coding, position })
+    Ok(KindHeader::Code {
+        num_data,
+        num_coding,
+        position,
+    })
 }
 
 impl<'a> ShredRef<'a> {
@@ -406,9 +446,9 @@ impl<'a> ShredRef<'a> {
     pub fn erasure_index(&self) -> usize {
         match self.kind_header {
             KindHeader::Data { .. } => (self.index - self.fec_set_index) as usize,
-            KindHeader::Code { num_data, position, .. } => {
-                usize::from(num_data) + usize::from(position)
-            }
+            KindHeader::Code {
+                num_data, position, ..
+            } => usize::from(num_data) + usize::from(position),
         }
     }
 
@@ -458,7 +498,9 @@ impl<'a> ShredRef<'a> {
     /// The chained Merkle root, when the variant carries one.
     pub fn chained_root(&self) -> Option<&'a [u8]> {
         let start = self.variant.body_end();
-        self.variant.chained.then(|| &self.payload[start..start + CHAINED_ROOT_LEN])
+        self.variant
+            .chained
+            .then(|| &self.payload[start..start + CHAINED_ROOT_LEN])
     }
 
     /// The proof entries, `proof_size × 20` bytes, bottom-up.
@@ -475,7 +517,9 @@ impl<'a> ShredRef<'a> {
     /// The retransmitter signature of resigned variants (last 64 bytes).
     pub fn retransmitter_signature(&self) -> Option<&'a [u8]> {
         let len = self.payload.len();
-        self.variant.resigned.then(|| &self.payload[len - SIGNATURE_LEN..])
+        self.variant
+            .resigned
+            .then(|| &self.payload[len - SIGNATURE_LEN..])
     }
 }
 
@@ -538,7 +582,13 @@ mod tests {
         let code_resigned = variant(0x76);
         assert_eq!(code_resigned.shard_len(), Some(923));
         assert_eq!(code_resigned.proof_offset(), 1044);
-        let unchained = parse_variant(0x86, ParseOptions { allow_unchained: true }).unwrap();
+        let unchained = parse_variant(
+            0x86,
+            ParseOptions {
+                allow_unchained: true,
+            },
+        )
+        .unwrap();
         assert_eq!(unchained.data_capacity(), Some(995));
         assert_eq!(unchained.proof_offset(), 1083);
     }
@@ -555,12 +605,35 @@ mod tests {
     #[test]
     fn variant_policy() {
         let options = ParseOptions::default();
-        assert_eq!(parse_variant(0xA5, options), Err(ShredError::LegacyVariant { variant: 0xA5 }));
-        assert_eq!(parse_variant(0x5A, options), Err(ShredError::LegacyVariant { variant: 0x5A }));
-        assert_eq!(parse_variant(0x86, options), Err(ShredError::UnchainedVariant { variant: 0x86 }));
-        assert_eq!(parse_variant(0x00, options), Err(ShredError::UnknownVariant { variant: 0 }));
-        assert_eq!(parse_variant(0xFF, options), Err(ShredError::UnknownVariant { variant: 0xFF }));
-        assert!(parse_variant(0x46, ParseOptions { allow_unchained: true }).is_ok());
+        assert_eq!(
+            parse_variant(0xA5, options),
+            Err(ShredError::LegacyVariant { variant: 0xA5 })
+        );
+        assert_eq!(
+            parse_variant(0x5A, options),
+            Err(ShredError::LegacyVariant { variant: 0x5A })
+        );
+        assert_eq!(
+            parse_variant(0x86, options),
+            Err(ShredError::UnchainedVariant { variant: 0x86 })
+        );
+        assert_eq!(
+            parse_variant(0x00, options),
+            Err(ShredError::UnknownVariant { variant: 0 })
+        );
+        assert_eq!(
+            parse_variant(0xFF, options),
+            Err(ShredError::UnknownVariant { variant: 0xFF })
+        );
+        assert!(
+            parse_variant(
+                0x46,
+                ParseOptions {
+                    allow_unchained: true
+                }
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -568,7 +641,10 @@ mod tests {
         let options = ParseOptions::default();
         assert_eq!(
             parse_shred(&[], options).unwrap_err(),
-            ShredError::Truncated { len: 0, needed: DATA_SHRED_LEN }
+            ShredError::Truncated {
+                len: 0,
+                needed: DATA_SHRED_LEN
+            }
         );
         assert_eq!(
             parse_shred(&[0u8; 1233], options).unwrap_err(),
@@ -578,7 +654,10 @@ mod tests {
         code[VARIANT_OFFSET] = 0x66;
         assert_eq!(
             parse_shred(&code, options).unwrap_err(),
-            ShredError::Truncated { len: 1203, needed: 1228 }
+            ShredError::Truncated {
+                len: 1203,
+                needed: 1228
+            }
         );
     }
 }

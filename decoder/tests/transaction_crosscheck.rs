@@ -210,7 +210,7 @@ fn assert_same(ours: &TransactionView<'_>, theirs: &VersionedTransaction, wire: 
     assert_eq!(ours.bytes(), wire);
     assert_eq!(
         ours.message_bytes(),
-        &bincode::serialize(&theirs.message).unwrap()[..]
+        &bincode::serialize(&theirs.message).expect("message serializes")[..]
     );
 
     let signatures: Vec<[u8; 64]> = theirs.signatures.iter().map(|s| *s.as_array()).collect();
@@ -441,16 +441,19 @@ fn entry_batch_conformance() {
 fn mainnet_fixtures() -> Vec<(String, Vec<u8>)> {
     let directory = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mainnet-tx");
     let mut fixtures: Vec<(String, Vec<u8>)> = std::fs::read_dir(&directory)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
+        .expect("fixture directory tests/fixtures/mainnet-tx")
+        .map(|entry| entry.expect("fixture directory entry").path())
         .filter(|path| path.extension().is_some_and(|extension| extension == "b64"))
         .map(|path| {
-            let text = std::fs::read_to_string(&path).unwrap();
+            let text = std::fs::read_to_string(&path).expect("fixture file readable");
             let wire = base64::engine::general_purpose::STANDARD
                 .decode(text.trim())
-                .unwrap();
+                .expect("fixture is one line of base64");
             (
-                path.file_name().unwrap().to_string_lossy().into_owned(),
+                path.file_name()
+                    .expect("fixture has a file name")
+                    .to_string_lossy()
+                    .into_owned(),
                 wire,
             )
         })

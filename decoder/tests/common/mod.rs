@@ -1,6 +1,6 @@
 //! Shared helpers of the decoder's integration tests: fixture loading and a decode loop that
 //! records everything the decoder produced.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,7 +10,9 @@ use decoder::fec::Completion;
 use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder, framing};
 
 pub fn fixture_path(relative: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(relative)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(relative)
 }
 
 pub fn read_fixture(relative: &str) -> Vec<u8> {
@@ -65,7 +67,10 @@ pub fn drain(decoder: &mut ShredDecoder, run: &mut Run) {
             .map(|entry| DecodedEntry {
                 num_hashes: entry.num_hashes,
                 hash: b58(entry.hash),
-                signatures: entry.transactions().map(|tx| b58(tx.first_signature())).collect(),
+                signatures: entry
+                    .transactions()
+                    .map(|tx| b58(tx.first_signature()))
+                    .collect(),
             })
             .collect();
         run.batches.push(DecodedBatch {
@@ -90,7 +95,9 @@ pub fn note(run: &mut Run, outcome: ShredOutcome) {
             }
         }
         ShredOutcome::Redundant { .. } => run.redundant += 1,
-        ShredOutcome::Rejected { reason, .. } => *run.rejected.entry(reason.label()).or_default() += 1,
+        ShredOutcome::Rejected { reason, .. } => {
+            *run.rejected.entry(reason.label()).or_default() += 1
+        }
     }
 }
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything a fresh Debian 12 machine needs to build, test and fuzz the appliance.
+# Idempotent: each step is skipped when its tool is already present.
+set -euo pipefail
+
+export DEBIAN_FRONTEND=noninteractive
+apt_packages=(
+  ca-certificates
+  pkg-config
+  iproute2   # network namespaces and veth pairs for the receive-path tests
+  python3
+)
+missing=()
+for package in "${apt_packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# protoc: the proto crate builds with the vendored protoc of `protoc-bin-vendored` unless PROTOC
+# is set, so no system package is needed.
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo is required (the machine image provides the Rust toolchain)" >&2
+  exit 1
+fi
+
+# cargo-fuzz drives the fuzz targets in fuzz/ (stable toolchain, --sanitizer none).
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  cargo install --locked cargo-fuzz
+fi
+echo "setup: done"
