@@ -123,7 +123,13 @@ impl<'a> Records<'a> {
 
     fn next_length_prefixed(&mut self) -> Option<Result<Record<'a>, FramingError>> {
         let offset = self.position;
-        let header = self.bytes.get(offset..offset + 2)?;
+        if offset >= self.bytes.len() {
+            return None;
+        }
+        // A lone trailing byte is a cut length prefix, not the end of the file.
+        let Some(header) = self.bytes.get(offset..offset + 2) else {
+            return Some(Err(FramingError::TruncatedRecord { offset }));
+        };
         let len = usize::from(u16::from_le_bytes([header[0], header[1]]));
         let Some(payload) = self.bytes.get(offset + 2..offset + 2 + len) else {
             return Some(Err(FramingError::TruncatedRecord { offset }));
