@@ -2,10 +2,11 @@
 //!
 //! - `appliance run`: the service (receive → decode → publish), see [`run`].
 //! - `appliance decode FILE`: decodes a shred capture to JSON lines, see [`decode_file`].
-//! - `appliance decode-tx`: decodes base64 wire transactions (DEX decoding, issue 3).
+//! - `appliance decode-tx`: decodes base64 wire transactions, see [`decode_tx`].
 //! - `appliance archive index CAR...`: builds archive indexes (issue 7).
 
 mod decode_file;
+mod decode_tx;
 mod run;
 
 use std::path::PathBuf;
@@ -77,9 +78,11 @@ fn main() -> ExitCode {
             let mut out = std::io::BufWriter::new(stdout.lock());
             decode_file::run(&options, &mut out)
         }
-        Command::DecodeTx => Err(anyhow::anyhow!(
-            "decode-tx is not available in this build yet (DEX decoding lands with issue 3)"
-        )),
+        Command::DecodeTx => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            decode_tx::run(std::io::stdin().lock(), &mut out, &mut std::io::stderr())
+        }
         Command::Archive {
             command: ArchiveCommand::Index { cars },
         } => Err(anyhow::anyhow!(

@@ -24,6 +24,7 @@
 pub mod cursor;
 pub mod decoder;
 pub mod deshred;
+pub mod dex;
 pub mod entry;
 pub mod erasure;
 pub mod fec;

@@ -1,7 +1,12 @@
 //! Client-facing frontends of the appliance, kept apart from the receive pipeline.
 //!
-//! This crate will hold the tonic `stream.Stream/SubscribeDecoded` service (filter compile, matching,
-//! encoding, per-subscriber session loop), the JSON-RPC archive over the public epoch archive, and the
-//! insights API, each with its colocated store. It depends on `decoder` for decoded values and on
-//! `stream-proto` for the wire types; it owns no sockets of the shred path.
+//! ```text
+//! decoder values (TransactionView, DecodedInstruction) ─ updates ─► stream::SubscribeUpdate
+//! ```
+//! Today: [`updates`], the one place where decoded values become the stream's wire messages
+//! (used by the workers that publish and by `appliance decode-tx`). The tonic
+//! `stream.Stream/SubscribeDecoded` service (filter compile, matching, encoding, per-subscriber
+//! session loop), the JSON-RPC archive and the insights API join here with their issues.
 #![forbid(unsafe_code)]
+
+pub mod updates;

@@ -1,0 +1,271 @@
+//! Building the stream's `SubscribeUpdate` messages from decoded values (specification §2.5–2.9,
+//! universe and update kinds per `shared/spec/product-decisions.md` §A).
+//!
+//! A transaction is in the stream's universe when at least one of its top-level instructions of a
+//! supported program decodes; it is then one `transaction` update whose `decoded_instructions`
+//! lists every decoded call in instruction order. Aggregator-routed transactions become `delta`
+//! updates (aggregator issue). `account_keys` are the static keys only; lookup-table addresses are
+//! not resolved before replay.
+
+use decoder::dex::{
+    DecodedArgs, DecodedInstruction, InstructionOutcome, ProgramRegistry, dex_instructions,
+};
+use decoder::transaction::TransactionView;
+use stream_proto::stream::{self, decoded_instruction::Decoded, subscribe_update::Update};
+
+/// Where a transaction was found: slot and index within its entry batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Placement {
+    pub slot: u64,
+    pub tx_index: u32,
+}
+
+/// The updates an empty-map subscriber receives for this transaction (none when it is outside
+/// the universe). Decode failures of individual instructions are passed to `on_failure` so the
+/// caller can count them per program and reason.
+pub fn transaction_updates(
+    transaction: &TransactionView<'_>,
+    registry: &ProgramRegistry,
+    placement: Placement,
+    mut on_failure: impl FnMut(&InstructionOutcome<'_>),
+) -> Vec<stream::SubscribeUpdate> {
+    let mut decoded = Vec::new();
+    for outcome in dex_instructions(transaction, registry) {
+        match outcome {
+            InstructionOutcome::Decoded(instruction) => {
+                decoded.push(decoded_instruction(&instruction))
+            }
+            InstructionOutcome::Failed { .. } => on_failure(&outcome),
+        }
+    }
+    if decoded.is_empty() {
+        return Vec::new();
+    }
+    let envelope = decoded_transaction(transaction, placement, decoded);
+    vec![stream::SubscribeUpdate {
+        update: Some(Update::Transaction(envelope)),
+    }]
+}
+
+/// The `DecodedTransaction` envelope of a transaction with its decoded instructions.
+pub fn decoded_transaction(
+    transaction: &TransactionView<'_>,
+    placement: Placement,
+    decoded_instructions: Vec<stream::DecodedInstruction>,
+) -> stream::DecodedTransaction {
+    stream::DecodedTransaction {
+        slot: placement.slot,
+        signature: transaction.first_signature().to_vec(),
+        tx_index: placement.tx_index,
+        signer: transaction.fee_payer().to_vec(),
+        account_keys: transaction
+            .static_account_keys()
+            .iter()
+            .map(|key| key.to_vec())
+            .collect(),
+        decoded_instructions,
+        uses_lookup_tables: transaction.uses_lookup_tables(),
+        matched_filters: Vec::new(),
+        server_timing: None,
+    }
+}
+
+/// One `DecodedInstruction` message.
+pub fn decoded_instruction(instruction: &DecodedInstruction<'_>) -> stream::DecodedInstruction {
+    stream::DecodedInstruction {
+        program: instruction.program.proto_number(),
+        instruction_name: instruction.call.instruction_name.to_owned(),
+        instruction_index: instruction.instruction_index,
+        account_indices: instruction
+            .account_indices
+            .iter()
+            .map(|&index| u32::from(index))
+            .collect(),
+        raw_data: instruction.raw_data.to_vec(),
+        decoded: Some(decoded_member(&instruction.call.args)),
+    }
+}
+
+/// The `decoded` oneof member of decoded arguments.
+pub fn decoded_member(args: &DecodedArgs<'_>) -> Decoded {
+    match *args {
+        DecodedArgs::AlphaFunCreate { name, symbol, uri } => {
+            Decoded::AlphaFunCreate(stream::AlphaFunCreate {
+                name: name.to_owned(),
+                symbol: symbol.to_owned(),
+                uri: uri.to_owned(),
+            })
+        }
+        DecodedArgs::AlphaFunBuy {
+            amount,
+            max_sol_cost,
+        } => Decoded::AlphaFunBuy(stream::AlphaFunBuy {
+            amount,
+            max_sol_cost,
+        }),
+        DecodedArgs::AlphaFunSell {
+            amount,
+            min_sol_output,
+        } => Decoded::AlphaFunSell(stream::AlphaFunSell {
+            amount,
+            min_sol_output,
+        }),
+        DecodedArgs::AlphaAmmBuy {
+            base_amount_out,
+            max_quote_amount_in,
+        } => Decoded::AlphaAmmBuy(stream::AlphaAmmBuy {
+            base_amount_out,
+            max_quote_amount_in,
+        }),
+        DecodedArgs::AlphaAmmSell {
+            base_amount_in,
+            min_quote_amount_out,
+        } => Decoded::AlphaAmmSell(stream::AlphaAmmSell {
+            base_amount_in,
+            min_quote_amount_out,
+        }),
+        DecodedArgs::AlphaAmmCreatePool {
+            index,
+            base_amount,
+            quote_amount,
+        } => Decoded::AlphaAmmCreatePool(stream::AlphaAmmCreatePool {
+            index,
+            base_amount,
+            quote_amount,
+        }),
+        DecodedArgs::AlphaAmmDeposit {
+            lp_token_amount_out,
+            max_base_amount_in,
+            max_quote_amount_in,
+        } => Decoded::AlphaAmmDeposit(stream::AlphaAmmDeposit {
+            lp_token_amount_out,
+            max_base_amount_in,
+            max_quote_amount_in,
+        }),
+        DecodedArgs::AlphaAmmWithdraw {
+            lp_token_amount_in,
+            min_base_amount_out,
+            min_quote_amount_out,
+        } => Decoded::AlphaAmmWithdraw(stream::AlphaAmmWithdraw {
+            lp_token_amount_in,
+            min_base_amount_out,
+            min_quote_amount_out,
+        }),
+        DecodedArgs::CpmmSwapBaseInput {
+            amount_in,
+            minimum_amount_out,
+        } => Decoded::CpmmSwapBaseInput(stream::CpmmSwapBaseInput {
+            amount_in,
+            minimum_amount_out,
+        }),
+        DecodedArgs::CpmmSwapBaseOutput {
+            max_amount_in,
+            amount_out,
+        } => Decoded::CpmmSwapBaseOutput(stream::CpmmSwapBaseOutput {
+            max_amount_in,
+            amount_out,
+        }),
+        DecodedArgs::CpmmCreatePool {
+            init_amount_0,
+            init_amount_1,
+            open_time,
+        } => Decoded::CpmmCreatePool(stream::CpmmCreatePool {
+            init_amount_0,
+            init_amount_1,
+            open_time,
+        }),
+        DecodedArgs::LaunchLabCreate {
+            name,
+            symbol,
+            uri,
+            decimals,
+            total_supply,
+        } => Decoded::LaunchLabCreate(stream::LaunchLabCreatePool {
+            name: name.to_owned(),
+            symbol: symbol.to_owned(),
+            uri: uri.to_owned(),
+            decimals,
+            total_supply,
+        }),
+        DecodedArgs::LaunchLabBuyExactIn {
+            amount_in,
+            minimum_amount_out,
+            share_fee_bps,
+        } => Decoded::LaunchLabBuyExactIn(stream::LaunchLabBuyExactIn {
+            amount_in,
+            minimum_amount_out,
+            share_fee_bps,
+        }),
+        DecodedArgs::LaunchLabBuyExactOut {
+            amount_out,
+            maximum_amount_in,
+            share_fee_bps,
+        } => Decoded::LaunchLabBuyExactOut(stream::LaunchLabBuyExactOut {
+            amount_out,
+            maximum_amount_in,
+            share_fee_bps,
+        }),
+        DecodedArgs::LaunchLabSellExactIn {
+            amount_in,
+            minimum_amount_out,
+            share_fee_bps,
+        } => Decoded::LaunchLabSellExactIn(stream::LaunchLabSellExactIn {
+            amount_in,
+            minimum_amount_out,
+            share_fee_bps,
+        }),
+        DecodedArgs::LaunchLabSellExactOut {
+            amount_out,
+            maximum_amount_in,
+            share_fee_bps,
+        } => Decoded::LaunchLabSellExactOut(stream::LaunchLabSellExactOut {
+            amount_out,
+            maximum_amount_in,
+            share_fee_bps,
+        }),
+        DecodedArgs::LaunchLabMigrate => Decoded::LaunchLabMigrate(stream::LaunchLabMigrate {}),
+        DecodedArgs::DbcSwap {
+            amount_in,
+            minimum_amount_out,
+        } => Decoded::DbcSwap(stream::DbcSwap {
+            amount_in,
+            minimum_amount_out,
+        }),
+        DecodedArgs::DbcInitialize { pool_config } => {
+            Decoded::DbcInitialize(stream::DbcInitializeVirtualPool {
+                pool_config: pool_config.to_vec(),
+            })
+        }
+        DecodedArgs::DbcMigrate => Decoded::DbcMigrate(stream::DbcMigrateToDammV2 {}),
+        DecodedArgs::DammV2Swap {
+            amount_in,
+            minimum_amount_out,
+        } => Decoded::DammV2Swap(stream::DammV2Swap {
+            amount_in,
+            minimum_amount_out,
+        }),
+        DecodedArgs::DammV2CreatePool { config } => {
+            Decoded::DammV2CreatePool(stream::DammV2CreatePool {
+                config: config.to_vec(),
+            })
+        }
+        DecodedArgs::DammV2AddLiquidity {
+            max_token_a_amount,
+            max_token_b_amount,
+            min_lp_amount,
+        } => Decoded::DammV2AddLiquidity(stream::DammV2AddLiquidity {
+            max_token_a_amount,
+            max_token_b_amount,
+            min_lp_amount,
+        }),
+        DecodedArgs::DammV2RemoveLiquidity {
+            lp_amount,
+            min_token_a_amount,
+            min_token_b_amount,
+        } => Decoded::DammV2RemoveLiquidity(stream::DammV2RemoveLiquidity {
+            lp_amount,
+            min_token_a_amount,
+            min_token_b_amount,
+        }),
+    }
+}
