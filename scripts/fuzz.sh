@@ -31,6 +31,7 @@ declare -A max_len=(
     [framing]=8192
     [shred_decoder]=81920
     [dex_instruction]=1232
+    [delta_route]=1232
 )
 # Extra build options. shred_decoder spends most of each run in `ShredDecoder::new` (building the
 # Reed-Solomon coder inverts a 32x32 matrix); comparison tracing there made it ~6x slower (about
@@ -39,7 +40,7 @@ declare -A max_len=(
 declare -A build_options=(
     [shred_decoder]="--no-trace-compares --target-dir fuzz/target/no-trace-compares"
 )
-all_targets=(shred_parse transaction entry_batch framing shred_decoder dex_instruction)
+all_targets=(shred_parse transaction entry_batch framing shred_decoder dex_instruction delta_route)
 if (($# > 0)); then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 toolchain=()

@@ -23,6 +23,7 @@
 
 pub mod cursor;
 pub mod decoder;
+pub mod delta;
 pub mod deshred;
 pub mod dex;
 pub mod entry;

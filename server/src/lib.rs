@@ -9,4 +9,5 @@
 //! session loop), the JSON-RPC archive and the insights API join here with their issues.
 #![forbid(unsafe_code)]
 
+pub mod delta_updates;
 pub mod updates;

@@ -2,11 +2,14 @@
 //! universe and update kinds per `shared/spec/product-decisions.md` §A).
 //!
 //! A transaction is in the stream's universe when at least one of its top-level instructions of a
-//! supported program decodes; it is then one `transaction` update whose `decoded_instructions`
-//! lists every decoded call in instruction order. Aggregator-routed transactions become `delta`
-//! updates (aggregator issue). `account_keys` are the static keys only; lookup-table addresses are
-//! not resolved before replay.
+//! supported program decodes, or one of its aggregator route instructions wraps a supported
+//! program. Each such route gives one `delta` update (in instruction order) whose envelope lists
+//! the direct calls too; a transaction with direct calls only gives one `transaction` update.
+//! `account_keys` are the static keys only; lookup-table addresses are not resolved before replay.
 
+use decoder::delta::route_calls;
+
+use crate::delta_updates::delta_update;
 use decoder::dex::{
     DecodedArgs, DecodedInstruction, InstructionOutcome, ProgramRegistry, dex_instructions,
 };
@@ -38,13 +41,27 @@ pub fn transaction_updates(
             InstructionOutcome::Failed { .. } => on_failure(&outcome),
         }
     }
-    if decoded.is_empty() {
-        return Vec::new();
+    let mut routes = route_calls(transaction, registry)
+        .filter(|call| call.wraps_supported_program())
+        .peekable();
+    if routes.peek().is_none() {
+        if decoded.is_empty() {
+            return Vec::new();
+        }
+        let envelope = decoded_transaction(transaction, placement, decoded);
+        return vec![stream::SubscribeUpdate {
+            update: Some(Update::Transaction(envelope)),
+        }];
     }
     let envelope = decoded_transaction(transaction, placement, decoded);
-    vec![stream::SubscribeUpdate {
-        update: Some(Update::Transaction(envelope)),
-    }]
+    routes
+        .map(|call| {
+            let delta = delta_update(transaction, registry, &call, envelope.clone());
+            stream::SubscribeUpdate {
+                update: Some(Update::Delta(delta)),
+            }
+        })
+        .collect()
 }
 
 /// The `DecodedTransaction` envelope of a transaction with its decoded instructions.

@@ -17,7 +17,7 @@ mod alpha;
 mod args;
 mod beta;
 mod gamma;
-mod reader;
+pub(crate) mod reader;
 mod registry;
 
 pub use args::{DecodedArgs, DecodedCall};
