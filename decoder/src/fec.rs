@@ -9,9 +9,10 @@
 //!   prove the same root and carry the same signature, or it is rejected as conflicting and the
 //!   first version is kept (spec §10, items 5–7).
 //! - **Recovery as soon as possible.** When 32 of the 64 shreds are present and a data shred is
-//!   missing, the missing shards are rebuilt, the recovered shreds get their signature, chained
-//!   root, proof and retransmitter signature back, and the recomputed root must equal the signed
-//!   root, or the recovered shreds are discarded and the set is marked failed (spec §8).
+//!   missing, the missing data shards are rebuilt, the recovered shreds get their signature,
+//!   chained root, proof and retransmitter signature back, and the data half of the tree must match
+//!   the authenticated proofs, or the recovered shreds are discarded and the set is marked failed
+//!   (spec §8; `recovery.rs`). Coding shreds are never rebuilt: nothing downstream reads them.
 //! - **Bounded.** When the pool is full the set created first is evicted (its key is reported so
 //!   the deshredder can forget its shreds). A completed set stays until the deshredder has consumed
 //!   its 32 data shreds, then its key and root move to a FIFO filter of completed sets so late
@@ -457,7 +458,7 @@ impl FecResolver {
             return None;
         }
         let missing_data = !set.data_present();
-        match recovery::recover(set, &self.coder) {
+        match recovery::recover(set, &mut self.coder) {
             Ok(()) => {
                 set.state = SetState::Complete;
                 self.counters.sets_completed += 1;
@@ -534,5 +535,76 @@ impl CompletedSets {
         }
         self.roots.insert(key, root);
         self.next = (self.next + 1) % self.ring.len();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framing;
+    use crate::shred::{ParseOptions, parse_shred};
+
+    const FULL_SLOT: &[u8] = include_bytes!("../tests/fixtures/shreds/slot-361200000.full.bin");
+
+    /// The 64 shreds of the slot's first FEC set, data then coding (the file's order).
+    fn first_set() -> Vec<&'static [u8]> {
+        framing::records(FULL_SLOT)
+            .take(64)
+            .map(|record| record.unwrap().payload)
+            .collect()
+    }
+
+    fn resolver_with_31_data_shreds() -> (FecResolver, u32) {
+        let mut resolver = FecResolver::new(FecConfig {
+            max_sets_in_flight: 2,
+            completed_sets_remembered: 4,
+        });
+        for payload in &first_set()[..31] {
+            let shred = parse_shred(payload, ParseOptions::default()).unwrap();
+            let inserted = resolver
+                .insert(&shred, &LeaderSchedule::Unchecked, 0)
+                .unwrap();
+            assert_eq!(inserted.completion, None);
+        }
+        let set_slot = resolver.index[&SetKey {
+            slot: 361_200_000,
+            fec_set_index: 0,
+        }];
+        (resolver, set_slot)
+    }
+
+    /// Stores a coding shred the way `store` does, after "verification", then damages its parity.
+    fn plant_coding_shred(resolver: &mut FecResolver, set_slot: u32, flip: Option<usize>) {
+        let payload = first_set()[32];
+        let shred = parse_shred(payload, ParseOptions::default()).unwrap();
+        let set = &mut resolver.sets[set_slot as usize];
+        set.buffers[32][..payload.len()].copy_from_slice(payload);
+        set.leaves[32] = merkle::leaf_hash(shred.merkle_leaf_input());
+        set.present |= 1 << 32;
+        set.first_coding_index = Some(shred.index());
+        if let Some(offset) = flip {
+            set.buffers[32][offset] ^= 0x01;
+        }
+    }
+
+    #[test]
+    fn recovery_rebuilds_the_missing_data_shred() {
+        let (mut resolver, set_slot) = resolver_with_31_data_shreds();
+        plant_coding_shred(&mut resolver, set_slot, None);
+        let set = &mut resolver.sets[set_slot as usize];
+        recovery::recover(set, &mut resolver.coder).unwrap();
+        assert_eq!(&set.buffers[31][..1203], first_set()[31]);
+    }
+
+    #[test]
+    fn corrupted_parity_fails_the_root_check() {
+        let (mut resolver, set_slot) = resolver_with_31_data_shreds();
+        // Byte 500 lies inside the parity shard [89, 1076).
+        plant_coding_shred(&mut resolver, set_slot, Some(500));
+        let set = &mut resolver.sets[set_slot as usize];
+        assert_eq!(
+            recovery::recover(set, &mut resolver.coder),
+            Err(RecoveryError::RootMismatch)
+        );
     }
 }

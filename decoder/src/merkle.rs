@@ -82,25 +82,56 @@ pub struct FecSetTree {
     nodes: [Hash; FEC_SET_TREE_NODES],
 }
 
+/// Leaves of one half of a FEC set's tree: its data shreds, or its coding shreds.
+pub const HALF_TREE_LEAVES: usize = SHREDS_PER_FEC_SET / 2;
+const HALF_TREE_NODES: usize = 2 * HALF_TREE_LEAVES - 1;
+
+/// The subtree over one half of a FEC set (32 leaves). Its root is the level-5 node of the full
+/// tree: the data half's root is the top proof entry of every coding shred, and the other way
+/// round, so a half can be checked against any authenticated shred of the other half.
+pub struct HalfTree {
+    nodes: [Hash; HALF_TREE_NODES],
+}
+
+/// Fills the levels above the leaves at `nodes[..leaves]`; `leaves` is a power of two.
+fn build_levels(nodes: &mut [Hash], leaves: usize) {
+    let mut level_start = 0;
+    let mut level_len = leaves;
+    while level_len > 1 {
+        let next_start = level_start + level_len;
+        // A power-of-two leaf count keeps every level even: no self-joins are needed.
+        debug_assert!(level_len.is_multiple_of(2));
+        for pair in 0..level_len / 2 {
+            let left = nodes[level_start + 2 * pair];
+            let right = nodes[level_start + 2 * pair + 1];
+            nodes[next_start + pair] = join(&left, &right);
+        }
+        level_start = next_start;
+        level_len /= 2;
+    }
+}
+
+/// Writes the bottom-up sibling prefixes of leaf `index`, one per 20-byte chunk of `out`.
+fn write_path(nodes: &[Hash], leaves: usize, index: usize, out: &mut [u8]) {
+    debug_assert!(index < leaves);
+    let mut level_start = 0;
+    let mut level_len = leaves;
+    let mut position = index;
+    for entry in out.chunks_exact_mut(MERKLE_PROOF_ENTRY_LEN) {
+        let sibling = (position ^ 1).min(level_len - 1);
+        entry.copy_from_slice(&nodes[level_start + sibling][..MERKLE_PROOF_ENTRY_LEN]);
+        level_start += level_len;
+        level_len /= 2;
+        position >>= 1;
+    }
+}
+
 impl FecSetTree {
     /// Builds the tree from 64 leaf hashes.
     pub fn from_leaves(leaves: &[Hash; SHREDS_PER_FEC_SET]) -> Self {
         let mut nodes = [[0u8; 32]; FEC_SET_TREE_NODES];
         nodes[..SHREDS_PER_FEC_SET].copy_from_slice(leaves);
-        let mut level_start = 0;
-        let mut level_len = SHREDS_PER_FEC_SET;
-        while level_len > 1 {
-            let next_start = level_start + level_len;
-            // 64 leaves: every level has even length, so no self-join is needed here.
-            debug_assert!(level_len.is_multiple_of(2));
-            for pair in 0..level_len / 2 {
-                let left = nodes[level_start + 2 * pair];
-                let right = nodes[level_start + 2 * pair + 1];
-                nodes[next_start + pair] = join(&left, &right);
-            }
-            level_start = next_start;
-            level_len /= 2;
-        }
+        build_levels(&mut nodes, SHREDS_PER_FEC_SET);
         Self { nodes }
     }
 
@@ -110,18 +141,30 @@ impl FecSetTree {
 
     /// Writes the 6-entry proof of leaf `index` into `out` (120 bytes).
     pub fn write_proof(&self, index: usize, out: &mut [u8]) {
-        debug_assert!(index < SHREDS_PER_FEC_SET);
         debug_assert_eq!(out.len(), 6 * MERKLE_PROOF_ENTRY_LEN);
-        let mut level_start = 0;
-        let mut level_len = SHREDS_PER_FEC_SET;
-        let mut position = index;
-        for entry in out.chunks_exact_mut(MERKLE_PROOF_ENTRY_LEN) {
-            let sibling = (position ^ 1).min(level_len - 1);
-            entry.copy_from_slice(&self.nodes[level_start + sibling][..MERKLE_PROOF_ENTRY_LEN]);
-            level_start += level_len;
-            level_len /= 2;
-            position >>= 1;
-        }
+        write_path(&self.nodes, SHREDS_PER_FEC_SET, index, out);
+    }
+}
+
+impl HalfTree {
+    /// Builds the subtree from 32 leaf hashes.
+    pub fn from_leaves(leaves: &[Hash]) -> Self {
+        debug_assert_eq!(leaves.len(), HALF_TREE_LEAVES);
+        let mut nodes = [[0u8; 32]; HALF_TREE_NODES];
+        nodes[..HALF_TREE_LEAVES].copy_from_slice(&leaves[..HALF_TREE_LEAVES]);
+        build_levels(&mut nodes, HALF_TREE_LEAVES);
+        Self { nodes }
+    }
+
+    pub fn root(&self) -> &Hash {
+        &self.nodes[HALF_TREE_NODES - 1]
+    }
+
+    /// Writes the first 5 proof entries (100 bytes) of leaf `index` within its half; the sixth is
+    /// the other half's root.
+    pub fn write_proof(&self, index: usize, out: &mut [u8]) {
+        debug_assert_eq!(out.len(), 5 * MERKLE_PROOF_ENTRY_LEN);
+        write_path(&self.nodes, HALF_TREE_LEAVES, index, out);
     }
 }
 
@@ -149,6 +192,21 @@ mod tests {
             let other = index ^ 1;
             assert_ne!(&root_from_proof(*leaf, other, &proof).unwrap(), tree.root());
         }
+    }
+
+    #[test]
+    fn half_trees_are_the_full_trees_level_five() {
+        let leaves = leaves();
+        let tree = FecSetTree::from_leaves(&leaves);
+        let data = HalfTree::from_leaves(&leaves[..32]);
+        let coding = HalfTree::from_leaves(&leaves[32..]);
+        assert_eq!(&join(data.root(), coding.root()), tree.root());
+        let mut full = [0u8; 120];
+        let mut half = [0u8; 100];
+        tree.write_proof(7, &mut full);
+        data.write_proof(7, &mut half);
+        assert_eq!(&full[..100], &half[..]);
+        assert_eq!(&full[100..], &coding.root()[..20]);
     }
 
     #[test]
