@@ -276,3 +276,170 @@ fn unknown_variant_keeps_earlier_steps() {
     assert_eq!(route.in_amount, None, "v1 amounts follow the plan");
     assert_eq!(route.steps().next().unwrap().variant.name, "PumpWrappedBuy");
 }
+
+fn compact_u16(out: &mut Vec<u8>, mut value: usize) {
+    loop {
+        let byte = (value & 0x7F) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// A v0 transaction carrying one aggregator instruction over the vector's accounts: the vector's
+/// static keys, then one lookup table covering any index beyond them.
+fn transaction_of(vector: &Value) -> Vec<u8> {
+    let keys: Vec<Vec<u8>> = vector["static_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|key| bs58::decode(key.as_str().unwrap()).into_vec().unwrap())
+        .collect();
+    let accounts: Vec<u8> = vector["account_indices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_u64().unwrap() as u8)
+        .collect();
+    let program_index = keys
+        .iter()
+        .position(|key| bs58::encode(key).into_string() == decoder::dex::DELTA_MAINNET_ID)
+        .unwrap();
+    let data = unhex(vector["data_hex"].as_str().unwrap());
+    let loaded = accounts
+        .iter()
+        .map(|&i| usize::from(i) + 1)
+        .max()
+        .unwrap_or(0)
+        .saturating_sub(keys.len());
+    let mut wire = vec![1];
+    wire.extend_from_slice(&[7u8; 64]);
+    wire.extend_from_slice(&[0x80, 1, 0, 0]);
+    compact_u16(&mut wire, keys.len());
+    keys.iter().for_each(|key| wire.extend_from_slice(key));
+    wire.extend_from_slice(&[3u8; 32]);
+    compact_u16(&mut wire, 1);
+    wire.push(program_index as u8);
+    compact_u16(&mut wire, accounts.len());
+    wire.extend_from_slice(&accounts);
+    compact_u16(&mut wire, data.len());
+    wire.extend_from_slice(&data);
+    if loaded == 0 {
+        compact_u16(&mut wire, 0);
+    } else {
+        compact_u16(&mut wire, 1);
+        wire.extend_from_slice(&[9u8; 32]);
+        compact_u16(&mut wire, loaded);
+        wire.extend((0..loaded).map(|i| i as u8));
+        compact_u16(&mut wire, 0);
+    }
+    wire
+}
+
+#[test]
+fn generated_route_vectors_conformance() {
+    let registry = ProgramRegistry::default();
+    let text = String::from_utf8(read_fixture("delta/route-vectors.jsonl")).unwrap();
+    let mut checked = 0;
+    for line in text.lines() {
+        let vector: Value = serde_json::from_str(line).unwrap();
+        let id = vector["id"].as_str().unwrap();
+        let expected = &vector["expected"];
+        let wire = transaction_of(&vector);
+        let transaction = parse_transaction_exact(&wire).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let calls: Vec<_> = route_calls(&transaction, &registry).collect();
+        assert_eq!(calls.len(), 1, "{id}");
+        let call = &calls[0];
+        let route = &call.route;
+        assert_eq!(route.instruction.name, expected["instruction_name"], "{id}");
+        assert_eq!(route.mode().label(), expected["mode"], "{id}");
+        assert_eq!(route.instruction.is_v2(), expected["is_v2"], "{id}");
+        assert_eq!(json!(route.id), expected["id"], "{id}");
+        for (name, ours) in [
+            ("in_amount", route.in_amount),
+            ("out_amount", route.out_amount),
+            ("quoted_in_amount", route.quoted_in_amount),
+            ("quoted_out_amount", route.quoted_out_amount),
+            ("slippage_bps", route.slippage_bps.map(u64::from)),
+            ("platform_fee_bps", route.platform_fee_bps.map(u64::from)),
+            (
+                "positive_slippage_bps",
+                route.positive_slippage_bps.map(u64::from),
+            ),
+        ] {
+            assert_eq!(amount(ours), expected[name], "{id}: {name}");
+        }
+        assert_eq!(
+            json!(route.declared_step_count),
+            expected["declared_step_count"],
+            "{id}"
+        );
+        assert_eq!(
+            json!(route.parsed_step_count),
+            expected["parsed_step_count"],
+            "{id}"
+        );
+        assert_eq!(
+            json!(route.plan_bytes.len()),
+            expected["plan_bytes_len"],
+            "{id}"
+        );
+        assert_eq!(
+            json!(route.error.map(|e| e.label())),
+            expected["error"],
+            "{id}"
+        );
+        let steps = expected["steps"].as_array().unwrap();
+        assert_eq!(route.steps().count(), steps.len(), "{id}");
+        for (step, wanted) in route.steps().zip(steps) {
+            assert_eq!(step.variant.name, wanted["variant"], "{id}");
+            match step.split {
+                Split::Percent(percent) => {
+                    assert_eq!(json!(percent), wanted["split_percent"], "{id}")
+                }
+                Split::Bps(bps) => assert_eq!(json!(bps), wanted["split_bps"], "{id}"),
+            }
+            assert_eq!(json!(step.input_index), wanted["input_index"], "{id}");
+            assert_eq!(json!(step.output_index), wanted["output_index"], "{id}");
+            let fields: serde_json::Map<String, Value> = step
+                .variant
+                .fields(step.payload)
+                .map(|(name, value)| (name.to_owned(), Value::String(value.to_string())))
+                .collect();
+            assert_eq!(
+                Value::Object(fields),
+                wanted["swap_fields"],
+                "{id}: {}",
+                step.variant.name
+            );
+        }
+        let (input, output) = route.single_hop_amounts();
+        assert_eq!(amount(input), expected["single_hop"]["input"], "{id}");
+        assert_eq!(amount(output), expected["single_hop"]["output"], "{id}");
+        let legs: Vec<_> = call.legs(&transaction, &registry).collect();
+        let wanted_legs = expected["legs"].as_array().unwrap();
+        assert_eq!(legs.len(), wanted_legs.len(), "{id}");
+        for (leg, wanted) in legs.iter().zip(wanted_legs) {
+            assert_eq!(json!(leg.step.step_index), wanted["step_index"], "{id}");
+            assert_eq!(
+                leg.wrapped_program.name(),
+                wanted["wrapped_program"],
+                "{id}"
+            );
+            assert_eq!(leg.logical_name, wanted["logical_name"], "{id}");
+            assert_eq!(leg.location.label(), wanted["location"], "{id}");
+            let indices: Vec<u64> = leg.account_indices.iter().map(|&i| u64::from(i)).collect();
+            assert_eq!(json!(indices), wanted["account_indices"], "{id}");
+            assert_eq!(
+                json!(leg.end_certain),
+                wanted["end_certain"],
+                "{id}: end_certain"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 500, "checked {checked}");
+}

@@ -14,10 +14,12 @@
 //! **Locating legs.** The number of accounts per leg is encoded nowhere. After the route's named
 //! accounts, each leg's block starts with the wrapped program's id, so a supported leg starts at the
 //! next account (in order) equal to its program's id, and ends where the next supported leg starts,
-//! or at the last account. When an unsupported leg lies in between, its accounts cannot be told
-//! apart and stay in the block (`end_certain` is false). When the program id is not among the
-//! static keys (a lookup-table account, unresolved pre-replay), the leg is still reported from its
-//! variant, with no accounts.
+//! or at the last account. `end_certain` is false when that end may be wrong: an unsupported leg
+//! lies in between (its accounts cannot be told apart and stay in the block), the next leg is of
+//! the same program (a leg's own `program` account may be taken for the next leg's start), the
+//! next leg's id is not found, or steps after this leg could not be parsed. When the program id is
+//! not among the static keys (a lookup-table account, unresolved pre-replay), the leg is still
+//! reported from its variant, with no accounts.
 
 mod route;
 mod swap;
@@ -193,26 +195,33 @@ impl<'a> RouteCall<'a> {
                 return Some(leg);
             };
             search_from = start + 1;
-            // The next supported leg bounds this block; unsupported legs before it blur the end.
+            // The next supported leg bounds this block; unsupported legs before it blur the end,
+            // and so does a next leg of the same program (this leg's own `program` account, which
+            // most supported instructions list, may be the match). Unparsed steps blur it too.
             let mut end = remaining.len();
             let mut end_certain = true;
+            let mut bounded = false;
             for later in route.steps().skip(step.step_index as usize + 1) {
                 match wrapped_program(later.variant_index, mode) {
                     None => end_certain = false,
-                    Some((program, _)) => {
-                        if let Some(next) = find_program(
+                    Some((next_program, _)) => {
+                        bounded = true;
+                        end_certain &= next_program != program;
+                        match find_program(
                             transaction,
                             remaining,
                             start + 1,
-                            registry.program_id(program),
+                            registry.program_id(next_program),
                         ) {
-                            end = next;
-                        } else {
-                            end_certain = false;
+                            Some(next) => end = next,
+                            None => end_certain = false,
                         }
                         break;
                     }
                 }
+            }
+            if !bounded && route.parsed_step_count < route.declared_step_count {
+                end_certain = false;
             }
             leg.account_indices = &remaining[start..end];
             leg.location = LegLocation::Located;
