@@ -7,7 +7,9 @@
 //! - **Authenticated before stored.** The first shred of a set fixes the set's root (the root its
 //!   proof implies) after the leader signature over that root verifies; every later shred must
 //!   prove the same root and carry the same signature, or it is rejected as conflicting and the
-//!   first version is kept (spec §10, items 5–7).
+//!   first version is kept (spec §10, items 5–7). Proven nodes are cached per set
+//!   (`merkle::NodeCache`), so a later shred hashes its leaf and only the joins up to the first
+//!   known node, and its remaining proof entries are compared with the known siblings.
 //! - **Recovery as soon as possible.** When 32 of the 64 shreds are present and a data shred is
 //!   missing, the missing data shards are rebuilt, the recovered shreds get their signature,
 //!   chained root, proof and retransmitter signature back, and the data half of the tree must match
@@ -24,7 +26,7 @@ use thiserror::Error;
 
 use crate::erasure::ErasureCoder;
 use crate::leader::{LeaderCheck, LeaderSchedule};
-use crate::merkle::{self, Hash, MerkleError};
+use crate::merkle::{self, Hash, MerkleError, NodeCache};
 use crate::recovery::{self, RecoveryError};
 use crate::shred::{
     CODE_SHRED_LEN, DATA_SHREDS_PER_FEC_SET, SHREDS_PER_FEC_SET, SIGNATURE_LEN, ShredKind,
@@ -150,6 +152,8 @@ pub(crate) struct FecSet {
     consumed: u32,
     first_rx_ns: u64,
     pub(crate) leaves: [Hash; SHREDS_PER_FEC_SET],
+    /// Authenticated tree nodes, so later shreds stop hashing at the first known node.
+    nodes: NodeCache,
     pub(crate) buffers: Box<[[u8; CODE_SHRED_LEN]; SHREDS_PER_FEC_SET]>,
 }
 
@@ -177,6 +181,7 @@ impl FecSet {
             consumed: 0,
             first_rx_ns: 0,
             leaves: [[0; 32]; SHREDS_PER_FEC_SET],
+            nodes: NodeCache::default(),
             buffers: Box::new([[0; CODE_SHRED_LEN]; SHREDS_PER_FEC_SET]),
         }
     }
@@ -259,11 +264,15 @@ impl FecResolver {
             return Err(FecError::SetAlreadyComplete);
         }
         let leaf = merkle::leaf_hash(shred.merkle_leaf_input());
-        let root = merkle::root_from_proof(leaf, erasure_index, shred.merkle_proof())?;
         let (set_slot, new_set, evicted) = match existing {
             Some(set_slot) => {
-                let set = &self.sets[set_slot as usize];
-                if set.root != root || set.signature[..] != *shred.signature() {
+                let set = &mut self.sets[set_slot as usize];
+                let root = set.root;
+                if set.signature[..] != *shred.signature()
+                    || !set
+                        .nodes
+                        .verify(erasure_index, &leaf, shred.merkle_proof(), &root)
+                {
                     return Err(FecError::MerkleRootMismatch);
                 }
                 if set.variant != shred.variant().with_kind(ShredKind::Data)
@@ -274,12 +283,17 @@ impl FecResolver {
                 (set_slot, false, None)
             }
             None => {
+                let path = merkle::proof_path(leaf, erasure_index, shred.merkle_proof())?;
+                let root = path[merkle::PROOF_LEVELS];
                 match leaders.check(key.slot, &root, shred.signature()) {
                     LeaderCheck::Valid => {}
                     LeaderCheck::UnknownLeader => return Err(FecError::UnknownLeader),
                     LeaderCheck::BadSignature => return Err(FecError::BadSignature),
                 }
                 let (set_slot, evicted) = self.open_set(key, shred, root, rx_ns);
+                let set = &mut self.sets[set_slot as usize];
+                set.nodes
+                    .record_path(erasure_index, &path, shred.merkle_proof());
                 (set_slot, true, evicted)
             }
         };
@@ -383,6 +397,7 @@ impl FecResolver {
             set.chained_root.copy_from_slice(chained);
         }
         set.first_coding_index = None;
+        set.nodes.clear();
         set.present = 0;
         set.consumed = 0;
         set.first_rx_ns = rx_ns;

@@ -76,6 +76,150 @@ pub fn root_from_proof(leaf: Hash, index: usize, proof: &[u8]) -> Result<Hash, M
     Ok(node)
 }
 
+/// The nodes on a leaf's path to the root, bottom up: `path[0]` the leaf, `path[6]` the root.
+pub type ProofPath = [Hash; PROOF_LEVELS + 1];
+
+/// Levels of a FEC set's tree below the root (proof entries per shred).
+pub const PROOF_LEVELS: usize = 6;
+
+/// Index of the first node of each level in level order (64 leaves, then 32, … 1).
+const LEVEL_START: [usize; PROOF_LEVELS + 1] = [0, 64, 96, 112, 120, 124, 126];
+
+/// Like [`root_from_proof`], returning every node of the path.
+pub fn proof_path(leaf: Hash, index: usize, proof: &[u8]) -> Result<ProofPath, MerkleError> {
+    if proof.len() != PROOF_LEVELS * MERKLE_PROOF_ENTRY_LEN {
+        return Err(MerkleError::RaggedProof {
+            proof_len: proof.len(),
+        });
+    }
+    if index >= SHREDS_PER_FEC_SET {
+        return Err(MerkleError::IndexBeyondProof {
+            index,
+            entries: PROOF_LEVELS,
+        });
+    }
+    let mut path = [leaf; PROOF_LEVELS + 1];
+    let mut position = index;
+    for (level, sibling) in proof.chunks_exact(MERKLE_PROOF_ENTRY_LEN).enumerate() {
+        let node = &path[level];
+        path[level + 1] = if position % 2 == 0 {
+            join(node, sibling)
+        } else {
+            join(sibling, node)
+        };
+        position >>= 1;
+    }
+    Ok(path)
+}
+
+/// The authenticated nodes of one FEC set's tree (20-byte prefixes, all `join` reads), so that a
+/// later shred's proof walk stops at the first node already known instead of hashing to the root.
+///
+/// Invariant: nodes enter the cache only along a path proven to reach the signed root, together
+/// with that path's siblings. So when a node is known, the sibling of each of its ancestors is
+/// known too, and a shred whose walk stops at a known node has its remaining proof entries
+/// compared against those siblings: every stored proof is the authentic one, which recovery and
+/// repair serving rely on.
+#[derive(Clone)]
+pub struct NodeCache {
+    prefixes: [[u8; MERKLE_PROOF_ENTRY_LEN]; FEC_SET_TREE_NODES],
+    known: u128,
+}
+
+impl Default for NodeCache {
+    fn default() -> Self {
+        Self {
+            prefixes: [[0; MERKLE_PROOF_ENTRY_LEN]; FEC_SET_TREE_NODES],
+            known: 0,
+        }
+    }
+}
+
+impl NodeCache {
+    pub fn clear(&mut self) {
+        self.known = 0;
+    }
+
+    fn slot(level: usize, position: usize) -> usize {
+        LEVEL_START[level] + position
+    }
+
+    fn get(&self, level: usize, position: usize) -> Option<&[u8; MERKLE_PROOF_ENTRY_LEN]> {
+        let slot = Self::slot(level, position);
+        (self.known >> slot & 1 == 1).then(|| &self.prefixes[slot])
+    }
+
+    fn put(&mut self, level: usize, position: usize, node: &[u8]) {
+        let slot = Self::slot(level, position);
+        self.prefixes[slot].copy_from_slice(&node[..MERKLE_PROOF_ENTRY_LEN]);
+        self.known |= 1 << slot;
+    }
+
+    /// Records an authenticated path (its nodes below the root) and its proof's siblings.
+    pub fn record_path(&mut self, index: usize, path: &ProofPath, proof: &[u8]) {
+        let mut position = index;
+        for (level, sibling) in proof.chunks_exact(MERKLE_PROOF_ENTRY_LEN).enumerate() {
+            self.put(level, position, &path[level]);
+            self.put(level, position ^ 1, sibling);
+            position >>= 1;
+        }
+    }
+
+    /// Verifies a later shred of the set: hashes up from its leaf until a known node (or the
+    /// root) and checks the rest of its proof against the cache. On success the new path is
+    /// recorded. `root` is the set's signed root.
+    pub fn verify(&mut self, index: usize, leaf: &Hash, proof: &[u8], root: &Hash) -> bool {
+        if proof.len() != PROOF_LEVELS * MERKLE_PROOF_ENTRY_LEN || index >= SHREDS_PER_FEC_SET {
+            return false;
+        }
+        let mut path = [*leaf; PROOF_LEVELS + 1];
+        let mut position = index;
+        let mut level = 0;
+        while level < PROOF_LEVELS {
+            if let Some(known) = self.get(level, position) {
+                if known[..] != path[level][..MERKLE_PROOF_ENTRY_LEN] {
+                    return false;
+                }
+                break;
+            }
+            let sibling =
+                &proof[level * MERKLE_PROOF_ENTRY_LEN..(level + 1) * MERKLE_PROOF_ENTRY_LEN];
+            let node = &path[level];
+            path[level + 1] = if position % 2 == 0 {
+                join(node, sibling)
+            } else {
+                join(sibling, node)
+            };
+            position >>= 1;
+            level += 1;
+        }
+        if level == PROOF_LEVELS && path[PROOF_LEVELS] != *root {
+            return false;
+        }
+        // Above the known node the proof was not hashed: it must repeat the known siblings.
+        for upper in level..PROOF_LEVELS {
+            let entry =
+                &proof[upper * MERKLE_PROOF_ENTRY_LEN..(upper + 1) * MERKLE_PROOF_ENTRY_LEN];
+            match self.get(upper, position ^ 1) {
+                Some(known) if known[..] == *entry => {}
+                _ => return false,
+            }
+            position >>= 1;
+        }
+        let mut position = index;
+        for (below, sibling) in proof
+            .chunks_exact(MERKLE_PROOF_ENTRY_LEN)
+            .enumerate()
+            .take(level)
+        {
+            self.put(below, position, &path[below]);
+            self.put(below, position ^ 1, sibling);
+            position >>= 1;
+        }
+        true
+    }
+}
+
 /// The complete tree over exactly [`SHREDS_PER_FEC_SET`] leaves, stored level by level in a fixed
 /// array (no allocation): `nodes[0..64]` leaves, then 32, 16, … 1 (the root, last).
 pub struct FecSetTree {
@@ -207,6 +351,45 @@ mod tests {
         data.write_proof(7, &mut half);
         assert_eq!(&full[..100], &half[..]);
         assert_eq!(&full[100..], &coding.root()[..20]);
+    }
+
+    #[test]
+    fn node_cache_accepts_every_honest_proof_and_rejects_altered_ones() {
+        let leaves = leaves();
+        let tree = FecSetTree::from_leaves(&leaves);
+        let proof_of = |index: usize| {
+            let mut proof = [0u8; 120];
+            tree.write_proof(index, &mut proof);
+            proof
+        };
+        let mut cache = NodeCache::default();
+        let first = proof_of(5);
+        cache.record_path(5, &proof_path(leaves[5], 5, &first).unwrap(), &first);
+        for index in [4, 6, 63, 32, 0, 7, 40] {
+            // A wrong top entry: the walk stops early at a known node, the entry check rejects it.
+            let mut altered = proof_of(index);
+            altered[119] ^= 1;
+            assert!(
+                !cache
+                    .clone()
+                    .verify(index, &leaves[index], &altered, tree.root())
+            );
+            // A wrong leaf.
+            let proof = proof_of(index);
+            assert!(
+                !cache
+                    .clone()
+                    .verify(index, &leaves[index ^ 1], &proof, tree.root())
+            );
+            assert!(
+                cache.verify(index, &leaves[index], &proof, tree.root()),
+                "{index}"
+            );
+        }
+        // Every leaf is now verified with at most a few joins; all still pass.
+        for (index, leaf) in leaves.iter().enumerate() {
+            assert!(cache.verify(index, leaf, &proof_of(index), tree.root()));
+        }
     }
 
     #[test]
