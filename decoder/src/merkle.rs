@@ -102,7 +102,7 @@ pub fn proof_path(leaf: Hash, index: usize, proof: &[u8]) -> Result<ProofPath, M
     let mut position = index;
     for (level, sibling) in proof.chunks_exact(MERKLE_PROOF_ENTRY_LEN).enumerate() {
         let node = &path[level];
-        path[level + 1] = if position % 2 == 0 {
+        path[level + 1] = if position.is_multiple_of(2) {
             join(node, sibling)
         } else {
             join(sibling, node)
@@ -185,7 +185,7 @@ impl NodeCache {
             let sibling =
                 &proof[level * MERKLE_PROOF_ENTRY_LEN..(level + 1) * MERKLE_PROOF_ENTRY_LEN];
             let node = &path[level];
-            path[level + 1] = if position % 2 == 0 {
+            path[level + 1] = if position.is_multiple_of(2) {
                 join(node, sibling)
             } else {
                 join(sibling, node)
