@@ -14,7 +14,7 @@ use anyhow::Context;
 use base64::Engine;
 use decoder::dex::ProgramRegistry;
 use decoder::transaction::parse_transaction_exact;
-use server::updates::{Placement, transaction_updates};
+use server::updates::{DecodeStats, Placement, transaction_updates};
 
 pub fn run(
     input: impl BufRead,
@@ -22,6 +22,7 @@ pub fn run(
     errors: &mut impl Write,
 ) -> anyhow::Result<()> {
     let registry = ProgramRegistry::default();
+    let mut stats = DecodeStats::default();
     for (line_index, line) in input.lines().enumerate() {
         let line = line.context("reading standard input")?;
         let text = line.trim();
@@ -43,7 +44,7 @@ pub fn run(
                     Vec::new()
                 }
                 Ok(transaction) => {
-                    transaction_updates(&transaction, &registry, Placement::default(), |_| {})
+                    transaction_updates(&transaction, &registry, Placement::default(), &mut stats)
                 }
             },
         };

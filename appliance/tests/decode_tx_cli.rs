@@ -161,3 +161,55 @@ fn outside_the_universe_and_bad_lines() {
         args["max_sol_cost"].to_string()
     );
 }
+
+#[test]
+fn public_aggregator_vectors_print_delta_updates_conformance() {
+    let text = std::fs::read_to_string(fixture("dex/public-vectors.jsonl")).unwrap();
+    let vectors: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|vector| vector["kind"] == "aggregator")
+        .collect();
+    let input: String = vectors
+        .iter()
+        .map(|v| format!("{}\n", v["wire_base64"].as_str().unwrap()))
+        .collect();
+    let (lines, stderr) = decode_tx(&input);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(lines.len(), 3);
+    for (updates, vector) in lines.iter().zip(&vectors) {
+        let id = vector["id"].as_str().unwrap();
+        let expected = &vector["expected"]["aggregator"];
+        let delta = &updates[0]["delta"];
+        assert_eq!(updates.as_array().unwrap().len(), 1, "{id}");
+        let top = &delta["topLevelInstruction"];
+        assert_eq!(top["instructionName"], expected["real_ix_name"], "{id}");
+        let legs = delta["dexLegs"].as_array().unwrap();
+        let wanted = expected["legs_wrapping_supported"].as_array().unwrap();
+        assert_eq!(legs.len(), wanted.len(), "{id}");
+        for (leg, wanted) in legs.iter().zip(wanted) {
+            assert_eq!(leg["wrappedProgram"], wanted["wrapped_program"], "{id}");
+            assert_eq!(leg["swapVariant"], wanted["swap_variant"], "{id}");
+            let delta_program = format!("DELTA_{}", wanted["wrapped_program"].as_str().unwrap());
+            assert_eq!(
+                leg["instruction"]["program"],
+                delta_program.as_str(),
+                "{id}"
+            );
+        }
+        let summary = &top["route"];
+        let amounts = &expected["amounts"];
+        for (json_name, expected_name) in [
+            ("exactInAmount", "exact_in_amount"),
+            ("exactOutAmount", "exact_out_amount"),
+            ("quotedInAmount", "quoted_in_amount"),
+            ("quotedOutAmount", "quoted_out_amount"),
+        ] {
+            assert_eq!(
+                summary.get(json_name),
+                amounts.get(expected_name),
+                "{id}: {json_name}"
+            );
+        }
+    }
+}

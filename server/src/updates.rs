@@ -7,14 +7,42 @@
 //! the direct calls too; a transaction with direct calls only gives one `transaction` update.
 //! `account_keys` are the static keys only; lookup-table addresses are not resolved before replay.
 
-use decoder::delta::route_calls;
+use decoder::delta::{LegLocation, route_calls};
 
 use crate::delta_updates::delta_update;
 use decoder::dex::{
-    DecodedArgs, DecodedInstruction, InstructionOutcome, ProgramRegistry, dex_instructions,
+    DecodedArgs, DecodedInstruction, DexError, InstructionOutcome, ProgramRegistry,
+    dex_instructions,
 };
 use decoder::transaction::TransactionView;
 use stream_proto::stream::{self, decoded_instruction::Decoded, subscribe_update::Update};
+
+/// Counters of decoding outcomes that produce no update or an incomplete one, for the caller to
+/// export as metrics (plain data, as quinn's connection stats).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Decoded top-level instructions, per program (`DexProgram` number − 1).
+    pub instructions_decoded: [u64; 6],
+    /// Skipped or failed top-level instructions, per program and `DexError::index`.
+    pub instruction_failures: [[u64; DexError::LABELS.len()]; 6],
+    /// Aggregator routes that wrap a supported program.
+    pub routes_decoded: u64,
+    /// Routes whose plan could not be read to its end.
+    pub route_errors: u64,
+    /// Legs by how their accounts were found (`LegLocation`): located, named accounts missing,
+    /// program id not found.
+    pub legs_by_location: [u64; 3],
+    /// Located legs whose block end is uncertain.
+    pub legs_end_uncertain: u64,
+}
+
+impl DecodeStats {
+    fn record_failure(&mut self, outcome: &InstructionOutcome<'_>) {
+        if let InstructionOutcome::Failed { program, error, .. } = outcome {
+            self.instruction_failures[program.proto_number() as usize - 1][error.index()] += 1;
+        }
+    }
+}
 
 /// Where a transaction was found: slot and index within its entry batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,21 +52,21 @@ pub struct Placement {
 }
 
 /// The updates an empty-map subscriber receives for this transaction (none when it is outside
-/// the universe). Decode failures of individual instructions are passed to `on_failure` so the
-/// caller can count them per program and reason.
+/// the universe). Decode failures and leg-location outcomes are counted in `stats`.
 pub fn transaction_updates(
     transaction: &TransactionView<'_>,
     registry: &ProgramRegistry,
     placement: Placement,
-    mut on_failure: impl FnMut(&InstructionOutcome<'_>),
+    stats: &mut DecodeStats,
 ) -> Vec<stream::SubscribeUpdate> {
     let mut decoded = Vec::new();
     for outcome in dex_instructions(transaction, registry) {
         match outcome {
             InstructionOutcome::Decoded(instruction) => {
+                stats.instructions_decoded[instruction.program.proto_number() as usize - 1] += 1;
                 decoded.push(decoded_instruction(&instruction))
             }
-            InstructionOutcome::Failed { .. } => on_failure(&outcome),
+            InstructionOutcome::Failed { .. } => stats.record_failure(&outcome),
         }
     }
     let mut routes = route_calls(transaction, registry)
@@ -56,6 +84,18 @@ pub fn transaction_updates(
     let envelope = decoded_transaction(transaction, placement, decoded);
     routes
         .map(|call| {
+            stats.routes_decoded += 1;
+            stats.route_errors += u64::from(call.route.error.is_some());
+            for leg in call.legs(transaction, registry) {
+                let location = match leg.location {
+                    LegLocation::Located => 0,
+                    LegLocation::NamedAccountsMissing => 1,
+                    LegLocation::ProgramIdNotFound => 2,
+                };
+                stats.legs_by_location[location] += 1;
+                let uncertain = leg.location == LegLocation::Located && !leg.end_certain;
+                stats.legs_end_uncertain += u64::from(uncertain);
+            }
             let delta = delta_update(transaction, registry, &call, envelope.clone());
             stream::SubscribeUpdate {
                 update: Some(Update::Delta(delta)),

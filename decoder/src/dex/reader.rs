@@ -48,6 +48,34 @@ impl DexError {
         }
     }
 
+    /// Every label, in [`DexError::index`] order.
+    pub const LABELS: [&'static str; 9] = [
+        "missing_discriminator",
+        "unknown_discriminator",
+        "unmapped_instruction",
+        "truncated_argument",
+        "invalid_bool",
+        "invalid_option_tag",
+        "invalid_enum_variant",
+        "invalid_utf8",
+        "invalid_swap_mode",
+    ];
+
+    /// A dense index of the reason, for counter arrays.
+    pub const fn index(&self) -> usize {
+        match self {
+            Self::MissingDiscriminator { .. } => 0,
+            Self::UnknownDiscriminator { .. } => 1,
+            Self::Unmapped { .. } => 2,
+            Self::TruncatedArgument { .. } => 3,
+            Self::InvalidBool { .. } => 4,
+            Self::InvalidOptionTag { .. } => 5,
+            Self::InvalidEnumVariant { .. } => 6,
+            Self::InvalidUtf8 { .. } => 7,
+            Self::InvalidSwapMode { .. } => 8,
+        }
+    }
+
     /// True for instructions that are skipped by design (unknown or unmapped), false for
     /// malformed data of a known instruction.
     pub const fn is_skip(&self) -> bool {
@@ -182,6 +210,33 @@ impl<'a> Arguments<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_follow_the_index() {
+        let errors = [
+            DexError::MissingDiscriminator { len: 0 },
+            DexError::UnknownDiscriminator { discriminator: 0 },
+            DexError::Unmapped { instruction: "x" },
+            DexError::TruncatedArgument { argument: "x" },
+            DexError::InvalidBool {
+                argument: "x",
+                value: 2,
+            },
+            DexError::InvalidOptionTag {
+                argument: "x",
+                tag: 2,
+            },
+            DexError::InvalidEnumVariant {
+                argument: "x",
+                index: 9,
+            },
+            DexError::InvalidUtf8 { argument: "x" },
+            DexError::InvalidSwapMode { mode: 3 },
+        ];
+        for error in errors {
+            assert_eq!(DexError::LABELS[error.index()], error.label());
+        }
+    }
 
     #[test]
     fn discriminator_is_little_endian_of_the_bytes() {
