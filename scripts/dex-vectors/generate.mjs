@@ -1312,9 +1312,571 @@ async function pumpSwap() {
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Meteora SDKs (GAMMA_DAMM_V2: @meteora-ag/cp-amm-sdk, GAMMA_DBC: @meteora-ag/dynamic-bonding-curve-sdk)
+//
+// Both SDKs want a web3.js Connection. It points at http://127.0.0.1:1 and its `fetch` throws, so
+// any RPC call the SDK makes fails loudly instead of reaching a host. Builders that read chain
+// state get it from synthetic objects: either as an argument (DAMM v2 swap / swap2 `poolState`) or
+// through stubs of the specific fetches, listed where they are installed (README, "Meteora").
+// Own PRNG stream, so these lines do not move when the builders above change.
+// ---------------------------------------------------------------------------------------------
+const mrng = new Rng(SEED ^ 0x4d4554n);
+const mkey = () => new PublicKey(mrng.bytes(32));
+const mU64 = (i) => (i === 0 ? 0n : i === 1 ? U64_MAX : mrng.float() < 0.25 ? mrng.pick(EDGE.u64) : mrng.bits(1 + mrng.int(64)));
+const mU64nz = (i) => {
+  const v = i === 0 ? 1n : mU64(i);
+  return v === 0n ? 1n : v;
+};
+const mU128 = (i, min = 1n) => {
+  if (i === 0) return min;
+  if (i === 1) return U128_MAX;
+  const v = mrng.float() < 0.3 ? mrng.pick(EDGE.u128) : mrng.bits(1 + mrng.int(128));
+  return v < min ? min + v : v;
+};
+const mRange = (lo, hi) => lo + (mrng.bits(128) % (hi - lo + 1n)); // uniform-ish in [lo, hi]
+const big = (x) => BigInt(x.toString());
+const NATIVE_MINT = new PublicKey("So11111111111111111111111111111111111111112");
+const ixsOf = (tx) => (tx.instructions ? tx.instructions : tx);
+const METEORA_RPC = "http://127.0.0.1:1";
+const offlineFetch = async (url) => {
+  throw new Error(`offline: the SDK tried an RPC call (${url})`);
+};
+
+// Hand-written Borsh writer: the expected `config` / `pool_config` bytes are encoded from the
+// builder's arguments independently of the SDK (and of Anchor), then compared with its output.
+class BorshW {
+  constructor() {
+    this.parts = [];
+  }
+  uint(v, bytes) {
+    const b = Buffer.alloc(bytes);
+    let x = BigInt(v.toString());
+    if (x < 0n || x >= 1n << BigInt(8 * bytes)) throw new Error(`value ${x} does not fit ${bytes} bytes`);
+    for (let k = 0; k < bytes; k++, x >>= 8n) b[k] = Number(x & 0xffn);
+    this.parts.push(b);
+    return this;
+  }
+  u8(v) {
+    return this.uint(v, 1);
+  }
+  u16(v) {
+    return this.uint(v, 2);
+  }
+  u32(v) {
+    return this.uint(v, 4);
+  }
+  u64(v) {
+    return this.uint(v, 8);
+  }
+  u128(v) {
+    return this.uint(v, 16);
+  }
+  bool(v) {
+    return this.u8(v ? 1 : 0);
+  }
+  raw(bytes) {
+    this.parts.push(Buffer.from(bytes));
+    return this;
+  }
+  str(s) {
+    const b = Buffer.from(s, "utf8");
+    return this.u32(b.length).raw(b);
+  }
+  opt(v, write) {
+    if (v === null || v === undefined) return this.u8(0);
+    this.u8(1);
+    write(v);
+    return this;
+  }
+  hex() {
+    return Buffer.concat(this.parts).toString("hex");
+  }
+}
+// DAMM v2 InitializeCustomizablePoolParameters (also the params of initialize_pool_with_dynamic_config)
+function dammCustomParamsHex(p) {
+  const w = new BorshW();
+  w.raw(p.poolFees.baseFee.data).u16(p.poolFees.compoundingFeeBps).u8(p.poolFees.padding);
+  w.opt(p.poolFees.dynamicFee, (d) => w.u16(d.binStep).u128(d.binStepU128).u16(d.filterPeriod).u16(d.decayPeriod).u16(d.reductionFactor).u32(d.maxVolatilityAccumulator).u32(d.variableFeeControl));
+  w.u128(p.sqrtMinPrice).u128(p.sqrtMaxPrice).bool(p.hasAlphaVault).u128(p.liquidityDelta).u128(p.initSqrtPrice).u8(p.activationType).u8(p.collectFeeMode);
+  w.opt(p.activationPoint, (a) => w.u64(a));
+  return w.hex();
+}
+// DAMM v2 InitializePoolParameters
+const dammPoolParamsHex = (p) => {
+  const w = new BorshW().u128(p.liquidityDelta).u128(p.initSqrtPrice);
+  w.opt(p.activationPoint, (a) => w.u64(a));
+  return w.hex();
+};
+// DBC InitializePoolParameters
+const dbcPoolParamsHex = (p) => new BorshW().str(p.name).str(p.symbol).str(p.uri).hex();
+// the builder's bytes must be the encoding of its arguments
+function checkParams(ix, hexExpected, what) {
+  const got = ix.data.subarray(8).toString("hex");
+  if (got !== hexExpected) throw new Error(`${what}: SDK params bytes ${got} != independent encoding ${hexExpected}`);
+  return hexExpected;
+}
+// one matching instruction out of a transaction (sdkRun filters again and checks there is one)
+const pickIx = (ixs, prog, realIx) => {
+  const disc = Buffer.from(idlIx(prog, realIx).discriminator);
+  const m = ixsOf(ixs).filter((x) => x.programId.toBase58() === PROGRAMS[prog].id && x.data.subarray(0, 8).equals(disc));
+  if (m.length !== 1) throw new Error(`expected one ${prog} ${realIx} instruction, got ${m.length}`);
+  return m[0];
+};
+const jsonBN = (v) => (v === null || v === undefined ? null : v.toString());
+const swap2Sdk = (mode, a0, a1) => (mode === 2 ? { swapMode: mode, amountOut: a0.toString(), maximumAmountIn: a1.toString() } : { swapMode: mode, amountIn: a0.toString(), minimumAmountOut: a1.toString() });
+const swap2Expected = (mode, a0, a1) => sdkExpected("damm_v2_swap", "swap", swap2Args({ swap_mode: String(mode), amount_0: a0.toString(), amount_1: a1.toString() }));
+// Builders that cannot run offline: tried once against the offline Connection, the error recorded
+async function sdkProbe(pkg, fn, run) {
+  const source = `${pkg}@${pkgVersion(pkg)} ${fn}`;
+  try {
+    await run();
+    sdkReport.push({ source, ok: false, why: "probe: expected to need RPC, but it built offline (not used for vectors)" });
+  } catch (e) {
+    sdkReport.push({ source, ok: false, why: `needs RPC (not used as is): ${String(e && e.message ? e.message : e).split("\n")[0]}` });
+  }
+}
+
+async function meteoraCpAmm() {
+  const pkg = "@meteora-ag/cp-amm-sdk";
+  let C;
+  try {
+    C = require(pkg);
+  } catch (e) {
+    sdkReport.push({ source: pkg, ok: false, why: `import failed: ${e.message}` });
+    return;
+  }
+  const { Connection } = require("@solana/web3.js");
+  const conn = new Connection(METEORA_RPC, { fetch: offlineFetch, disableRetryOnRateLimit: true });
+  // stub (rate-limiter swaps only): the current slot / block time read by getCurrentPoint
+  let clock = { slot: 0, time: 0 };
+  conn.getSlot = async () => clock.slot;
+  conn.getBlockTime = async () => clock.time;
+  const amm = new C.CpAmm(conn);
+  const tokenProgram = () => (mrng.float() < 0.5 ? TOKEN_PROGRAM_ID : TOKEN_2022_PROGRAM_ID);
+  const progName = (p) => (p.equals(TOKEN_PROGRAM_ID) ? "token" : "token-2022");
+
+  // add_liquidity: liquidity_delta u128 (saturated to u64 in min_lp_amount), two u64 thresholds
+  await sdkRun(pkg, "CpAmm.buildAddLiquidityInstruction", "GAMMA_DAMM_V2", "add_liquidity", async (i) => {
+    const [liq, a, b] = [mU128(i, 0n), mU64(i), mU64(i)];
+    const ix = await amm.buildAddLiquidityInstruction({
+      pool: mkey(), position: mkey(), positionNftAccount: mkey(), owner: mkey(), tokenAAccount: mkey(), tokenBAccount: mkey(),
+      tokenAMint: mkey(), tokenBMint: mkey(), tokenAVault: mkey(), tokenBVault: mkey(), tokenAProgram: tokenProgram(), tokenBProgram: tokenProgram(),
+      liquidityDelta: bn(liq), tokenAAmountThreshold: bn(a), tokenBAmountThreshold: bn(b),
+    });
+    const args = { max_token_a_amount: a.toString(), max_token_b_amount: b.toString(), min_lp_amount: sat64(liq.toString()) };
+    return { ix, expected: sdkExpected("damm_v2_add_liquidity", "add_liquidity", args), sdkArgs: { liquidityDelta: liq.toString(), tokenAAmountThreshold: a.toString(), tokenBAmountThreshold: b.toString() } };
+  });
+  // remove_all_liquidity: lp_amount unset ("0")
+  await sdkRun(pkg, "CpAmm.buildRemoveAllLiquidityInstruction", "GAMMA_DAMM_V2", "remove_all_liquidity", async (i) => {
+    const [a, b] = [mU64(i), mU64(i)];
+    const ix = await amm.buildRemoveAllLiquidityInstruction({
+      poolAuthority: amm.poolAuthority, owner: mkey(), pool: mkey(), position: mkey(), positionNftAccount: mkey(), tokenAAccount: mkey(), tokenBAccount: mkey(),
+      tokenAAmountThreshold: bn(a), tokenBAmountThreshold: bn(b), tokenAMint: mkey(), tokenBMint: mkey(), tokenAVault: mkey(), tokenBVault: mkey(),
+      tokenAProgram: tokenProgram(), tokenBProgram: tokenProgram(),
+    });
+    const args = { lp_amount: "0", min_token_a_amount: a.toString(), min_token_b_amount: b.toString() };
+    return { ix, expected: sdkExpected("damm_v2_remove_liquidity", "remove_liquidity", args), sdkArgs: { tokenAAmountThreshold: a.toString(), tokenBAmountThreshold: b.toString() } };
+  });
+  // remove_liquidity (a transaction: ATA creation, refresh_vesting when vestings are given, wSOL close)
+  await sdkRun(pkg, "CpAmm.removeLiquidity", "GAMMA_DAMM_V2", "remove_liquidity", async (i) => {
+    const [liq, a, b] = [mU128(i, 1n), mU64(i), mU64(i)];
+    const vestings = Array.from({ length: i % 3 }, () => ({ account: mkey() }));
+    const tokenBMint = i % 4 === 2 ? NATIVE_MINT : mkey();
+    const tx = await amm.removeLiquidity({
+      owner: mkey(), pool: mkey(), position: mkey(), positionNftAccount: mkey(), liquidityDelta: bn(liq), tokenAAmountThreshold: bn(a), tokenBAmountThreshold: bn(b),
+      tokenAMint: mkey(), tokenBMint, tokenAVault: mkey(), tokenBVault: mkey(), tokenAProgram: tokenProgram(), tokenBProgram: TOKEN_PROGRAM_ID, vestings,
+    });
+    const args = { lp_amount: sat64(liq.toString()), min_token_a_amount: a.toString(), min_token_b_amount: b.toString() };
+    return {
+      ix: ixsOf(tx),
+      expected: sdkExpected("damm_v2_remove_liquidity", "remove_liquidity", args),
+      sdkArgs: { liquidityDelta: liq.toString(), tokenAAmountThreshold: a.toString(), tokenBAmountThreshold: b.toString(), vestings: vestings.length, tokenBIsNativeMint: tokenBMint.equals(NATIVE_MINT) },
+      notes: `transaction of ${ixsOf(tx).length} instructions (${vestings.length ? "refresh_vesting, " : ""}ATA creation${tokenBMint.equals(NATIVE_MINT) ? ", wSOL close" : ""})`,
+    };
+  });
+
+  // Pool creation parameters the SDK validates: base fee from its own getBaseFeeParams (time
+  // scheduler linear / exponential, market-cap scheduler linear / exponential; the rate limiter is
+  // deprecated for new pools), optional dynamic fee from getDynamicFeeParams, collect fee mode
+  // BothToken / OnlyB / Compounding, price range inside [MIN_SQRT_PRICE, MAX_SQRT_PRICE].
+  const MIN_SQRT = big(C.MIN_SQRT_PRICE);
+  const MAX_SQRT = big(C.MAX_SQRT_PRICE);
+  const DEAD = big(C.DEAD_LIQUIDITY);
+  const customParams = (i) => {
+    const baseFeeMode = [0, 1, 3, 4][i % 4];
+    // starting >= 2 * ending keeps the exponential reduction factor >= 1 (else the SDK rejects it)
+    const ending = i === 0 ? 1 : 1 + mrng.int(2000);
+    const starting = i === 0 ? 1 : i === 1 ? 9900 : 2 * ending + mrng.int(9900 - 2 * ending + 1);
+    let baseFeeArg;
+    if (baseFeeMode <= 1) {
+      const nPeriod = starting === ending ? 0 : 1 + mrng.int(1000);
+      const totalDuration = nPeriod * (1 + mrng.int(3600));
+      baseFeeArg = { baseFeeMode, feeTimeSchedulerParam: { startingFeeBps: starting, endingFeeBps: ending, numberOfPeriod: nPeriod, totalDuration } };
+    } else {
+      const nPeriod = 1 + mrng.int(100);
+      baseFeeArg = {
+        baseFeeMode,
+        feeMarketCapSchedulerParam: { startingFeeBps: starting, endingFeeBps: ending, numberOfPeriod: nPeriod, priceMultiple: 2 + mrng.int(99), schedulerExpirationDuration: 1 + mrng.int(1e6) },
+      };
+    }
+    const baseFee = C.getBaseFeeParams(baseFeeArg);
+    const collectFeeMode = i === 0 ? 0 : i === 1 ? 2 : i % 3;
+    const dynamicFee = i % 2 === 1 ? C.getDynamicFeeParams(ending) : null;
+    const compoundingFeeBps = collectFeeMode === 2 ? (i === 1 ? 10000 : mrng.int(10001)) : 0;
+    let sqrtMinPrice;
+    let sqrtMaxPrice;
+    let initSqrtPrice;
+    if (i === 0) [sqrtMinPrice, sqrtMaxPrice, initSqrtPrice] = [MIN_SQRT, MIN_SQRT + 1n, MIN_SQRT];
+    else if (i === 1) [sqrtMinPrice, sqrtMaxPrice, initSqrtPrice] = [MAX_SQRT - 1n, MAX_SQRT, MAX_SQRT];
+    else {
+      sqrtMinPrice = mRange(MIN_SQRT, MAX_SQRT - 1n);
+      sqrtMaxPrice = mRange(sqrtMinPrice + 1n, MAX_SQRT);
+      initSqrtPrice = mRange(sqrtMinPrice, sqrtMaxPrice);
+    }
+    const liquidityDelta = mU128(i, collectFeeMode === 2 ? DEAD + 1n : 1n);
+    const activationType = i === 0 ? 0 : i === 1 ? 1 : mrng.int(2);
+    const activationPoint = i % 2 === 0 && i !== 0 ? mU64(i) : i === 1 ? U64_MAX : null;
+    const padding = i === 1 ? 255 : 0;
+    return {
+      baseFeeArg,
+      poolFees: { baseFee, compoundingFeeBps, padding, dynamicFee },
+      sqrtMinPrice,
+      sqrtMaxPrice,
+      initSqrtPrice,
+      liquidityDelta,
+      hasAlphaVault: i === 1 || (i > 1 && mrng.float() < 0.5),
+      collectFeeMode,
+      activationType,
+      activationPoint,
+    };
+  };
+  const customJson = (p) => ({
+    baseFee: p.baseFeeArg,
+    baseFeeData: Buffer.from(p.poolFees.baseFee.data).toString("hex"),
+    compoundingFeeBps: p.poolFees.compoundingFeeBps,
+    padding: p.poolFees.padding,
+    dynamicFee: p.poolFees.dynamicFee ? Object.fromEntries(Object.entries(p.poolFees.dynamicFee).map(([k, v]) => [k, BN.isBN(v) ? v.toString() : v])) : null,
+    sqrtMinPrice: p.sqrtMinPrice.toString(),
+    sqrtMaxPrice: p.sqrtMaxPrice.toString(),
+    initSqrtPrice: p.initSqrtPrice.toString(),
+    liquidityDelta: p.liquidityDelta.toString(),
+    hasAlphaVault: p.hasAlphaVault,
+    collectFeeMode: p.collectFeeMode,
+    activationType: p.activationType,
+    activationPoint: jsonBN(p.activationPoint),
+  });
+  for (const [fn, realIx] of [
+    ["createCustomPool", "initialize_customizable_pool"],
+    ["createCustomPoolWithDynamicConfig", "initialize_pool_with_dynamic_config"],
+  ]) {
+    await sdkRun(pkg, `CpAmm.${fn}`, "GAMMA_DAMM_V2", realIx, async (i) => {
+      const p = customParams(i);
+      const tokenBMint = i % 4 === 3 ? NATIVE_MINT : mkey();
+      const isLockLiquidity = i % 2 === 0;
+      const r = await amm[fn]({
+        tokenAMint: mkey(), tokenBMint, tokenAAmount: bn(mU64nz(i)), tokenBAmount: bn(mU64(i)),
+        sqrtMinPrice: bn(p.sqrtMinPrice), sqrtMaxPrice: bn(p.sqrtMaxPrice), liquidityDelta: bn(p.liquidityDelta), initSqrtPrice: bn(p.initSqrtPrice),
+        payer: mkey(), creator: mkey(), positionNft: mkey(),
+        ...(fn === "createCustomPoolWithDynamicConfig" ? { config: mkey(), poolCreatorAuthority: mkey() } : {}),
+        poolFees: p.poolFees, hasAlphaVault: p.hasAlphaVault, collectFeeMode: p.collectFeeMode,
+        activationPoint: p.activationPoint === null ? null : bn(p.activationPoint), activationType: p.activationType,
+        tokenAProgram: TOKEN_PROGRAM_ID, tokenBProgram: TOKEN_PROGRAM_ID, isLockLiquidity,
+      });
+      const ix = pickIx(r.tx, "GAMMA_DAMM_V2", realIx);
+      const config = checkParams(ix, dammCustomParamsHex(p), fn);
+      return {
+        ix,
+        expected: sdkExpected("damm_v2_create_pool", "create_pool", { config }),
+        sdkArgs: { ...customJson(p), isLockLiquidity, tokenBIsNativeMint: tokenBMint.equals(NATIVE_MINT) },
+        notes: "config = the params bytes, encoded independently from sdk_args (hand-written Borsh) and checked equal to the SDK's",
+      };
+    });
+  }
+  // initialize_pool: createPool reads the config account (fetchConfigState). Stub: the program's
+  // account.config.fetchNullable returns a synthetic config (a non-rate-limiter base fee mode and
+  // a collect fee mode, the only fields createPool reads).
+  {
+    const realFetch = amm._program.account.config.fetchNullable;
+    let synthConfig = null;
+    amm._program.account.config.fetchNullable = async () => synthConfig;
+    await sdkRun(pkg, "CpAmm.createPool", "GAMMA_DAMM_V2", "initialize_pool", async (i) => {
+      const collectFeeMode = i % 3;
+      const podBaseFee = C.cpAmmCoder.types.encode("PodAlignedFeeTimeScheduler", {
+        cliff_fee_numerator: new BN(2500000), base_fee_mode: i % 2, padding: [0, 0, 0, 0, 0], number_of_period: 0, period_frequency: new BN(0), reduction_factor: new BN(0),
+      });
+      synthConfig = { poolFees: { baseFee: { data: [...podBaseFee] } }, collectFeeMode };
+      const p = {
+        liquidityDelta: mU128(i, collectFeeMode === 2 ? DEAD + 1n : 1n),
+        initSqrtPrice: i === 0 ? 0n : i === 1 ? U128_MAX : mU128(i, 0n),
+        activationPoint: i === 1 ? U64_MAX : i % 2 === 0 && i !== 0 ? mU64(i) : null,
+      };
+      const isLockLiquidity = i % 2 === 1;
+      const tokenBMint = i % 4 === 2 ? NATIVE_MINT : mkey();
+      const tx = await amm.createPool({
+        payer: mkey(), creator: mkey(), config: mkey(), positionNft: mkey(), tokenAMint: mkey(), tokenBMint,
+        initSqrtPrice: bn(p.initSqrtPrice), liquidityDelta: bn(p.liquidityDelta), activationPoint: p.activationPoint === null ? null : bn(p.activationPoint),
+        tokenAAmount: bn(mU64nz(i)), tokenBAmount: bn(mU64(i)), tokenAProgram: TOKEN_PROGRAM_ID, tokenBProgram: TOKEN_PROGRAM_ID, isLockLiquidity,
+      });
+      const ix = pickIx(tx, "GAMMA_DAMM_V2", "initialize_pool");
+      const config = checkParams(ix, dammPoolParamsHex(p), "createPool");
+      return {
+        ix,
+        expected: sdkExpected("damm_v2_create_pool", "create_pool", { config }),
+        sdkArgs: { liquidityDelta: p.liquidityDelta.toString(), initSqrtPrice: p.initSqrtPrice.toString(), activationPoint: jsonBN(p.activationPoint), isLockLiquidity, tokenBIsNativeMint: tokenBMint.equals(NATIVE_MINT) },
+        notes: `stub: CpAmm._program.account.config.fetchNullable returned a synthetic config (collectFeeMode ${collectFeeMode}, base fee mode ${i % 2})`,
+      };
+    });
+    amm._program.account.config.fetchNullable = realFetch;
+  }
+
+  // swap / swap2 given a pre-built pool state (`poolState`: only poolFees.baseFee.baseFeeInfo.data,
+  // activationType and activationPoint are read). With a rate-limiter base fee, a B->A trade inside
+  // the limiter window adds the instructions sysvar as a remaining account; the current point comes
+  // from the stubbed getSlot / getBlockTime.
+  const poolState = (i) => {
+    const rateLimiter = i % 4 === 1;
+    const activationType = i % 2;
+    const activationPoint = new BN(1_000_000);
+    const data = rateLimiter
+      ? C.cpAmmCoder.types.encode("PodAlignedFeeRateLimiter", {
+          cliff_fee_numerator: new BN(10000000), base_fee_mode: 2, padding: [0, 0, 0, 0, 0], fee_increment_bps: 10, max_limiter_duration: 100, max_fee_bps: 5000, reference_amount: new BN(1e9),
+        })
+      : C.cpAmmCoder.types.encode("PodAlignedFeeTimeScheduler", {
+          cliff_fee_numerator: new BN(2500000), base_fee_mode: i % 2, padding: [0, 0, 0, 0, 0], number_of_period: 0, period_frequency: new BN(0), reduction_factor: new BN(0),
+        });
+    clock = { slot: 1_000_050, time: 1_000_050 };
+    return { rateLimiter, state: { poolFees: { baseFee: { baseFeeInfo: { data: [...data] } } }, activationType, activationPoint } };
+  };
+  const swapAccounts = (i) => {
+    const tokenAMint = i % 4 === 2 ? NATIVE_MINT : mkey();
+    const tokenBMint = mkey();
+    const bToA = i % 2 === 1;
+    return {
+      payer: mkey(), pool: mkey(), inputTokenMint: bToA ? tokenBMint : tokenAMint, outputTokenMint: bToA ? tokenAMint : tokenBMint,
+      tokenAVault: mkey(), tokenBVault: mkey(), tokenAMint, tokenBMint, tokenAProgram: TOKEN_PROGRAM_ID, tokenBProgram: i % 3 === 0 ? TOKEN_2022_PROGRAM_ID : TOKEN_PROGRAM_ID,
+      referralTokenAccount: i % 3 === 1 ? mkey() : null, receiver: i % 4 === 3 ? mkey() : undefined,
+    };
+  };
+  const swapNote = (ps, acc) =>
+    `poolState base fee mode ${Buffer.from(ps.state.poolFees.baseFee.baseFeeInfo.data)[8]}${ps.rateLimiter ? " (rate limiter; stubbed getSlot/getBlockTime inside the window)" : ""}, ${acc.inputTokenMint.equals(acc.tokenAMint) ? "A->B" : "B->A"}, referral ${acc.referralTokenAccount ? "set" : "none"}`;
+  await sdkRun(pkg, "CpAmm.swap", "GAMMA_DAMM_V2", "swap", async (i) => {
+    const ps = poolState(i);
+    const acc = swapAccounts(i);
+    const [amountIn, minOut] = [mU64nz(i), mU64(i)];
+    const tx = await amm.swap({ ...acc, amountIn: bn(amountIn), minimumAmountOut: bn(minOut), poolState: ps.state });
+    const args = { amount_in: amountIn.toString(), minimum_amount_out: minOut.toString() };
+    return { ix: ixsOf(tx), expected: sdkExpected("damm_v2_swap", "swap", args), sdkArgs: { amountIn: args.amount_in, minimumAmountOut: args.minimum_amount_out }, notes: swapNote(ps, acc) };
+  });
+  await sdkRun(pkg, "CpAmm.swap2", "GAMMA_DAMM_V2", "swap2", async (i) => {
+    const ps = poolState(i);
+    const acc = swapAccounts(i);
+    const mode = i % 3; // SwapMode: ExactIn 0, PartialFill 1, ExactOut 2
+    const [a0, a1] = [mU64nz(i), mU64(i)];
+    const amounts = mode === 2 ? { amountOut: bn(a0), maximumAmountIn: bn(a1) } : { amountIn: bn(a0), minimumAmountOut: bn(a1) };
+    const tx = await amm.swap2({ ...acc, ...amounts, swapMode: mode, poolState: ps.state });
+    return { ix: ixsOf(tx), expected: swap2Expected(mode, a0, a1), sdkArgs: swap2Sdk(mode, a0, a1), notes: swapNote(ps, acc) };
+  });
+
+  // Not usable offline as is (tried once against the offline Connection):
+  await sdkProbe(pkg, "CpAmm.swap (no poolState)", () =>
+    amm.swap({ ...swapAccounts(2), amountIn: new BN(1), minimumAmountOut: new BN(0) }),
+  );
+  await sdkProbe(pkg, "CpAmm.createPool (no stub)", () =>
+    amm.createPool({
+      payer: mkey(), creator: mkey(), config: mkey(), positionNft: mkey(), tokenAMint: mkey(), tokenBMint: mkey(), initSqrtPrice: new BN(1), liquidityDelta: new BN(1),
+      activationPoint: null, tokenAAmount: new BN(1), tokenBAmount: new BN(1), tokenAProgram: TOKEN_PROGRAM_ID, tokenBProgram: TOKEN_PROGRAM_ID, isLockLiquidity: false,
+    }),
+  );
+}
+
+async function meteoraDbc() {
+  const pkg = "@meteora-ag/dynamic-bonding-curve-sdk";
+  let D;
+  let spl;
+  try {
+    D = require(pkg);
+    spl = require("@solana/spl-token");
+  } catch (e) {
+    sdkReport.push({ source: pkg, ok: false, why: `import failed: ${e.message}` });
+    return;
+  }
+  const { Connection } = require("@solana/web3.js");
+  const conn = new Connection(METEORA_RPC, { fetch: offlineFetch, disableRetryOnRateLimit: true });
+  const client = new D.DynamicBondingCurveClient(conn, "confirmed");
+
+  // initialize_virtual_pool_with_*: builders on DynamicBondingCurveProgram that use only their
+  // arguments (CreatorService.createPool wraps them but reads the config and the quote mint first)
+  const strs = (i) => {
+    const s = (n) => (i === 0 ? "" : i === 1 ? longString(mrng, n) : randString(mrng, 60));
+    return { name: s(150), symbol: s(60), uri: s(180) };
+  };
+  for (const [fn, realIx] of [
+    ["initializeSplPool", "initialize_virtual_pool_with_spl_token"],
+    ["initializeToken2022Pool", "initialize_virtual_pool_with_token2022"],
+    ["initializeToken2022PoolWithTransferHook", "initialize_virtual_pool_with_token2022_transfer_hook"],
+  ]) {
+    await sdkRun(pkg, `DynamicBondingCurveProgram.${fn}`, "GAMMA_DBC", realIx, async (i) => {
+      const t = strs(i);
+      const tokenBadge = i % 2 === 1 ? mkey() : undefined;
+      const tx = await client.pool[fn]({
+        ...t, pool: mkey(), config: mkey(), payer: mkey(), poolCreator: mkey(), baseMint: mkey(), baseVault: mkey(), quoteVault: mkey(), quoteMint: mkey(),
+        tokenQuoteProgram: i % 3 === 2 ? TOKEN_2022_PROGRAM_ID : TOKEN_PROGRAM_ID, tokenBadge,
+        ...(fn === "initializeSplPool" ? { mintMetadata: mkey() } : {}),
+        ...(fn === "initializeToken2022PoolWithTransferHook" ? { transferHookProgram: mkey() } : {}),
+      });
+      const ix = pickIx(tx, "GAMMA_DBC", realIx);
+      const pool_config = checkParams(ix, dbcPoolParamsHex(t), fn);
+      return {
+        ix,
+        expected: sdkExpected("dbc_initialize", "initialize", { pool_config }),
+        sdkArgs: { ...t, tokenBadge: !!tokenBadge },
+        notes: "pool_config = the params bytes (name, symbol, uri), encoded independently from sdk_args and checked equal to the SDK's",
+      };
+    });
+  }
+
+  // PoolService.swap / swap2 / swap2WithTransferHook and MigrationService.migrateToDammV2 read the
+  // virtual pool and its config. Stubs: each service's state.program.account.virtualPool /
+  // .poolConfig.fetchNullable return synthetic objects; Connection.getAccountInfo answers from a
+  // map of synthetic accounts (null for everything else, so the SDK emits create-ATA instructions);
+  // getSlot / getBlockTime give a point inside the rate limiter window.
+  let vp = null;
+  let pc = null;
+  for (const svc of [client.pool, client.migration]) {
+    svc.state.program.account.virtualPool.fetchNullable = async () => vp;
+    svc.state.program.account.poolConfig.fetchNullable = async () => pc;
+  }
+  const accounts = new Map();
+  conn.getAccountInfo = async (pk) => accounts.get(pk.toBase58()) ?? null;
+  conn.getSlot = async () => 1_000_050;
+  conn.getBlockTime = async () => 1_000_050;
+  const synthState = (i, extra = {}) => {
+    const poolType = extra.poolType ?? i % 2;
+    vp = { poolState: { config: mkey(), baseMint: extra.baseMint ?? mkey(), baseVault: mkey(), quoteVault: mkey(), poolType, activationPoint: new BN(1_000_000) } };
+    const rateLimiter = i % 4 === 1;
+    pc = {
+      quoteMint: i % 4 === 2 ? NATIVE_MINT : mkey(),
+      quoteTokenFlag: i % 3 === 1 ? 1 : 0,
+      tokenType: poolType,
+      activationType: i % 2,
+      enableFirstSwapWithMinFee: i % 4 === 3,
+      poolFees: { baseFee: rateLimiter ? { baseFeeMode: 2, firstFactor: 10, secondFactor: new BN(100), thirdFactor: new BN(1e9) } : { baseFeeMode: 0, firstFactor: 0, secondFactor: new BN(0), thirdFactor: new BN(0) } },
+    };
+    return `synthetic pool/config: base fee mode ${pc.poolFees.baseFee.baseFeeMode}, enableFirstSwapWithMinFee ${pc.enableFirstSwapWithMinFee}, quote ${pc.quoteMint.equals(NATIVE_MINT) ? "wSOL" : "other"}`;
+  };
+  await sdkRun(pkg, "PoolService.swap", "GAMMA_DBC", "swap", async (i) => {
+    accounts.clear();
+    const note = synthState(i);
+    const [amountIn, minOut] = [mU64nz(i), mU64(i)];
+    const swapBaseForQuote = i % 2 === 0;
+    const tx = await client.pool.swap({ amountIn: bn(amountIn), minimumAmountOut: bn(minOut), swapBaseForQuote, owner: mkey(), payer: i % 3 === 0 ? mkey() : undefined, pool: mkey(), referralTokenAccount: i % 3 === 1 ? mkey() : null });
+    const args = { amount_in: amountIn.toString(), minimum_amount_out: minOut.toString() };
+    return { ix: ixsOf(tx), expected: sdkExpected("dbc_swap", "swap", args), sdkArgs: { amountIn: args.amount_in, minimumAmountOut: args.minimum_amount_out, swapBaseForQuote }, notes: note };
+  });
+  const dbcSwap2Expected = (mode, a0, a1) => sdkExpected("dbc_swap", "swap", swap2Args({ swap_mode: String(mode), amount_0: a0.toString(), amount_1: a1.toString() }));
+  await sdkRun(pkg, "PoolService.swap2", "GAMMA_DBC", "swap2", async (i) => {
+    accounts.clear();
+    const note = synthState(i);
+    const mode = i % 3;
+    const [a0, a1] = [mU64nz(i), mU64(i)];
+    const swapBaseForQuote = i % 2 === 0;
+    const amounts = mode === 2 ? { amountOut: bn(a0), maximumAmountIn: bn(a1) } : { amountIn: bn(a0), minimumAmountOut: bn(a1) };
+    const tx = await client.pool.swap2({ ...amounts, swapMode: mode, swapBaseForQuote, owner: mkey(), pool: mkey(), referralTokenAccount: i % 3 === 1 ? mkey() : null });
+    return { ix: ixsOf(tx), expected: dbcSwap2Expected(mode, a0, a1), sdkArgs: { ...swap2Sdk(mode, a0, a1), swapBaseForQuote }, notes: note };
+  });
+  // swap2_with_transfer_hook: the base mint is (0) a legacy SPL mint: no hook accounts, (1) a
+  // Token-2022 mint with a TransferHook extension and no extra-account-metas account, (2) the same
+  // with an extra-account-metas account listing 1-2 fixed accounts. Synthetic account data, packed
+  // with @solana/spl-token's layouts.
+  const hookMint = (hookProgram) => {
+    const len = spl.getMintLen([spl.ExtensionType.TransferHook]);
+    const data = Buffer.alloc(len);
+    spl.MintLayout.encode({ mintAuthorityOption: 0, mintAuthority: PublicKey.default, supply: 0n, decimals: 6, isInitialized: true, freezeAuthorityOption: 0, freezeAuthority: PublicKey.default }, data);
+    data[spl.ACCOUNT_SIZE] = spl.AccountType.Mint;
+    let o = spl.ACCOUNT_SIZE + spl.ACCOUNT_TYPE_SIZE;
+    data.writeUInt16LE(spl.ExtensionType.TransferHook, o);
+    data.writeUInt16LE(64, o + 2);
+    PublicKey.default.toBuffer().copy(data, o + 4);
+    hookProgram.toBuffer().copy(data, o + 36);
+    return { data, owner: TOKEN_2022_PROGRAM_ID, lamports: 1, executable: false };
+  };
+  const extraMetas = (keys) => {
+    const data = Buffer.alloc(8 + 4 + 4 + 35 * keys.length);
+    data.writeUInt32LE(4 + 35 * keys.length, 8);
+    data.writeUInt32LE(keys.length, 12);
+    keys.forEach((k, j) => {
+      const o = 16 + 35 * j;
+      data[o] = 0; // fixed address
+      k.toBuffer().copy(data, o + 1);
+      data[o + 33] = 0;
+      data[o + 34] = j % 2;
+    });
+    return { data, owner: mkey(), lamports: 1, executable: false };
+  };
+  const legacyMint = () => {
+    const data = Buffer.alloc(spl.MINT_SIZE);
+    spl.MintLayout.encode({ mintAuthorityOption: 0, mintAuthority: PublicKey.default, supply: 0n, decimals: 6, isInitialized: true, freezeAuthorityOption: 0, freezeAuthority: PublicKey.default }, data);
+    return { data, owner: TOKEN_PROGRAM_ID, lamports: 1, executable: false };
+  };
+  await sdkRun(pkg, "PoolService.swap2WithTransferHook", "GAMMA_DBC", "swap2_with_transfer_hook", async (i) => {
+    accounts.clear();
+    const kind = i % 3;
+    const baseMint = mkey();
+    let nExtra = 0;
+    if (kind === 0) accounts.set(baseMint.toBase58(), legacyMint());
+    else {
+      const hookProgram = mkey();
+      accounts.set(baseMint.toBase58(), hookMint(hookProgram));
+      if (kind === 2) {
+        nExtra = 1 + (i % 2);
+        accounts.set(spl.getExtraAccountMetaAddress(baseMint, hookProgram).toBase58(), extraMetas(Array.from({ length: nExtra }, mkey)));
+      }
+    }
+    const note = synthState(i, { baseMint, poolType: kind === 0 ? 0 : 1 });
+    const mode = i % 3 === 0 ? 2 : i % 3 === 1 ? 0 : 1;
+    const [a0, a1] = [mU64nz(i), mU64(i)];
+    const swapBaseForQuote = i % 2 === 0;
+    const referral = i % 4 >= 2 ? mkey() : null;
+    const amounts = mode === 2 ? { amountOut: bn(a0), maximumAmountIn: bn(a1) } : { amountIn: bn(a0), minimumAmountOut: bn(a1) };
+    const tx = await client.pool.swap2WithTransferHook({ ...amounts, swapMode: mode, swapBaseForQuote, owner: mkey(), pool: mkey(), referralTokenAccount: referral });
+    const hook = ["legacy SPL base mint (no hook accounts)", "Token-2022 base mint with TransferHook, no extra-account-metas account", `Token-2022 base mint with TransferHook, ${nExtra} extra account(s)`][kind];
+    return {
+      ix: ixsOf(tx),
+      expected: dbcSwap2Expected(mode, a0, a1),
+      sdkArgs: { ...swap2Sdk(mode, a0, a1), swapBaseForQuote, referral: !!referral },
+      notes: `${hook}; ${note}; stub: Connection.getAccountInfo serves the synthetic mint / extra-account-metas accounts`,
+    };
+  });
+  // migration_damm_v2: no arguments (data = the discriminator); the SDK reads pool and config
+  await sdkRun(
+    pkg,
+    "MigrationService.migrateToDammV2",
+    "GAMMA_DBC",
+    "migration_damm_v2",
+    async (i) => {
+      accounts.clear();
+      const note = synthState(i, { poolType: i % 2 });
+      const r = await client.migration.migrateToDammV2({ pool: mkey(), dammConfig: mkey(), payer: mkey() });
+      return { ix: ixsOf(r.transaction), expected: sdkExpected("dbc_migrate", "migrate", {}), sdkArgs: {}, notes: `${note}; token type ${i % 2}; position NFT keypairs come from Keypair.generate (not seeded; no key is written)` };
+    },
+    { cases: 2 },
+  );
+
+  // Not usable offline as is (tried once against a fresh offline Connection, no stubs):
+  const bare = new D.DynamicBondingCurveClient(new Connection(METEORA_RPC, { fetch: offlineFetch, disableRetryOnRateLimit: true }), "confirmed");
+  await sdkProbe(pkg, "MigrationService.migrateToDammV2 (no stub)", () => bare.migration.migrateToDammV2({ pool: mkey(), dammConfig: mkey(), payer: mkey() }));
+  await sdkProbe(pkg, "PoolService.swap (no stub)", () => bare.pool.swap({ amountIn: new BN(1), minimumAmountOut: new BN(0), swapBaseForQuote: true, owner: mkey(), pool: mkey(), referralTokenAccount: null }));
+  await sdkProbe(pkg, "CreatorService.createPool (no stub)", () =>
+    bare.creator.createPool({ baseMint: mkey(), config: mkey(), name: "a", symbol: "b", uri: "c", payer: mkey(), poolCreator: mkey() }),
+  );
+}
+
 await raydium();
 await pump();
 await pumpSwap();
+await meteoraCpAmm();
+await meteoraDbc();
 
 // ---------------------------------------------------------------------------------------------
 // Output
@@ -1336,7 +1898,7 @@ const sdkBytes = write("sdk-vectors.jsonl", sdkLines);
 // Summary (stdout, also used for README tables)
 const summary = {
   seed: `0x${SEED.toString(16)}`,
-  versions: Object.fromEntries(["@coral-xyz/anchor", "@raydium-io/raydium-sdk-v2", "@pump-fun/pump-sdk", "@pump-fun/pump-swap-sdk", "@solana/web3.js"].map((p) => [p, pkgVersion(p)])),
+  versions: Object.fromEntries(["@coral-xyz/anchor", "@raydium-io/raydium-sdk-v2", "@pump-fun/pump-sdk", "@pump-fun/pump-swap-sdk", "@meteora-ag/cp-amm-sdk", "@meteora-ag/dynamic-bonding-curve-sdk", "@solana/web3.js", "@solana/spl-token"].map((p) => [p, pkgVersion(p)])),
   idl_sha256: IDL_SHA256,
   idl_vectors: { lines: idlLines.length, bytes: idlBytes },
   sdk_vectors: { lines: sdkLines.length, bytes: sdkBytes },
