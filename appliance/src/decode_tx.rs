@@ -3,25 +3,53 @@
 //! would receive, in canonical proto3 JSON (`[]` outside the stream's universe). `serverTiming` is
 //! omitted and `slot` / `txIndex` are unset (0, so omitted), as a lone transaction has neither.
 //!
-//! Blank lines are skipped. A line that is not base64 of a well-formed transaction prints `[]`, so
+//! `--program-id NAME=BASE58` (repeatable) and `--aggregator-id BASE58` replace the mainnet ids
+//! of the registry (a fork, a devnet deployment). Blank lines are skipped. A line that is not base64 of a well-formed transaction prints `[]`, so
 //! output lines stay aligned with input lines, and the reason goes to standard error with the line
 //! number; the exit status stays 0 (decode failures of single instructions are not errors either:
 //! the instruction is simply not listed).
 
 use std::io::{BufRead, Write};
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use base64::Engine;
-use decoder::dex::ProgramRegistry;
+use decoder::dex::{DexProgram, ProgramRegistry};
 use decoder::transaction::parse_transaction_exact;
 use server::updates::{DecodeStats, Placement, transaction_updates};
 
+/// The registry with `--program-id NAME=BASE58` and `--aggregator-id` overrides applied.
+pub fn registry(
+    program_ids: &[String],
+    aggregator_id: Option<&str>,
+) -> anyhow::Result<ProgramRegistry> {
+    let mut registry = ProgramRegistry::default();
+    for pair in program_ids {
+        let Some((name, id)) = pair.split_once('=') else {
+            bail!("--program-id {pair:?}: expected NAME=BASE58");
+        };
+        let Some(program) = DexProgram::from_name(name) else {
+            let names: Vec<&str> = DexProgram::ALL.iter().map(|p| p.name()).collect();
+            bail!(
+                "--program-id {pair:?}: unknown program {name:?} (one of {})",
+                names.join(", ")
+            );
+        };
+        registry = registry
+            .with_program_id(program, id)
+            .with_context(|| format!("--program-id {pair:?}"))?;
+    }
+    if let Some(id) = aggregator_id {
+        registry = registry.with_aggregator_id(id).context("--aggregator-id")?;
+    }
+    Ok(registry)
+}
+
 pub fn run(
+    registry: &ProgramRegistry,
     input: impl BufRead,
     out: &mut impl Write,
     errors: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let registry = ProgramRegistry::default();
     let mut stats = DecodeStats::default();
     for (line_index, line) in input.lines().enumerate() {
         let line = line.context("reading standard input")?;
@@ -44,7 +72,7 @@ pub fn run(
                     Vec::new()
                 }
                 Ok(transaction) => {
-                    transaction_updates(&transaction, &registry, Placement::default(), &mut stats)
+                    transaction_updates(&transaction, registry, Placement::default(), &mut stats)
                 }
             },
         };

@@ -40,7 +40,14 @@ enum Command {
         allow_unchained: bool,
     },
     /// Decode base64 wire transactions from standard input, one per line.
-    DecodeTx,
+    DecodeTx {
+        /// Override a program id: NAME=BASE58 (NAME as in the specification, e.g. ALPHA_FUN).
+        #[arg(long = "program-id", value_name = "NAME=BASE58")]
+        program_ids: Vec<String>,
+        /// Override the aggregator's program id.
+        #[arg(long = "aggregator-id", value_name = "BASE58")]
+        aggregator_id: Option<String>,
+    },
     /// Archive maintenance.
     Archive {
         #[command(subcommand)]
@@ -78,11 +85,19 @@ fn main() -> ExitCode {
             let mut out = std::io::BufWriter::new(stdout.lock());
             decode_file::run(&options, &mut out)
         }
-        Command::DecodeTx => {
+        Command::DecodeTx {
+            program_ids,
+            aggregator_id,
+        } => decode_tx::registry(&program_ids, aggregator_id.as_deref()).and_then(|registry| {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            decode_tx::run(std::io::stdin().lock(), &mut out, &mut std::io::stderr())
-        }
+            decode_tx::run(
+                &registry,
+                std::io::stdin().lock(),
+                &mut out,
+                &mut std::io::stderr(),
+            )
+        }),
         Command::Archive {
             command: ArchiveCommand::Index { cars },
         } => Err(anyhow::anyhow!(

@@ -213,3 +213,42 @@ fn public_aggregator_vectors_print_delta_updates_conformance() {
         }
     }
 }
+
+#[test]
+fn program_ids_are_overridable() {
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(fixture("shreds/manifest.json")).unwrap()).unwrap();
+    let pump_buy = manifest["slots"][0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|entry| entry["transactions"].as_array().unwrap())
+        .find(|tx| tx["kind"] == "pump_buy")
+        .unwrap();
+    let run = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+            .arg("decode-tx")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = format!("{}\n", pump_buy["bytes"].as_str().unwrap());
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // Pointing ALPHA_FUN elsewhere takes the real pump buy out of the universe.
+    let moved = run(&["--program-id", "ALPHA_FUN=11111111111111111111111111111112"]);
+    assert!(moved.status.success());
+    assert_eq!(String::from_utf8(moved.stdout).unwrap().trim(), "[]");
+    // A bad override is refused with the reason.
+    let bad = run(&["--program-id", "OMEGA=11111111111111111111111111111112"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown program \"OMEGA\""));
+}
