@@ -10,4 +10,5 @@
 #![forbid(unsafe_code)]
 
 pub mod delta_updates;
+pub mod filter;
 pub mod updates;
