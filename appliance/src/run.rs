@@ -1,8 +1,12 @@
-//! `appliance run`: the service loop. First cut: a replay source sends a shred capture over UDP
-//! (by default the bundled capture, to itself over loopback), one receive thread feeds a
-//! `ShredDecoder`, and decoded batches are counted and logged. The pinned AF_XDP receive threads,
-//! rings, worker pool, broadcast, gRPC and HTTP servers of the agreed architecture replace these
-//! pieces in the pipeline and frontend issues; the flags they need are already parsed.
+//! `appliance run`: the service. A receive-and-decode worker thread takes shreds from UDP (and,
+//! when asked or by default, a replay source sending a capture to it over loopback), decodes them
+//! and publishes `SubscribeUpdate`s with `ServerTiming` stamps to the feed that the gRPC
+//! `stream.Stream/SubscribeDecoded` service serves, until SIGINT or SIGTERM.
+//!
+//! This is the first cut of the agreed pipeline: one plain-UDP receive thread that is also the
+//! decode worker. The pinned AF_XDP receive threads, rings, worker pool, `/metrics` and `/health`,
+//! the archive and the insights API replace or join these pieces in their issues; their flags are
+//! parsed already and refused with a clear message until then.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
@@ -11,8 +15,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
-use decoder::decoder::ShredOutcome;
+use decoder::dex::ProgramRegistry;
 use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder, framing};
+use server::filter::FilterLimits;
+use server::stream_service::{Feed, StreamMetrics, StreamService};
+use server::updates::{DecodeStats, Placement, transaction_updates};
+use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
 use tracing::{info, warn};
 
 /// The capture replayed when no source is given: two slots of the reference fixtures.
@@ -20,6 +28,9 @@ const BUNDLED_CAPTURE: &[&[u8]] = &[
     include_bytes!("../replay/slot-361200000.bin"),
     include_bytes!("../replay/slot-361200002.bin"),
 ];
+
+/// Updates a subscriber may fall behind before its stream ends (product decisions §A).
+const SUBSCRIBER_QUEUE_UPDATES: usize = 16_384;
 
 /// Arguments of `appliance run`.
 #[derive(clap::Args, Debug)]
@@ -63,6 +74,71 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
+    refuse_unsupported(&args)?;
+    let listen = args
+        .udp
+        .first()
+        .copied()
+        .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0)));
+    let socket = bind_receiver(listen)?;
+    socket.set_read_timeout(Some(Duration::from_millis(100)))?;
+    let local = socket.local_addr()?;
+    info!(%local, "receiving shreds over UDP");
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let feed = Feed::new(SUBSCRIBER_QUEUE_UPDATES);
+    let worker = {
+        let feed = feed.clone();
+        let shutdown = Arc::clone(&shutdown);
+        std::thread::Builder::new()
+            .name("decode-worker".into())
+            .spawn(move || decode_worker(&socket, &feed, &shutdown))?
+    };
+    if args.replay.is_some() || args.udp.is_empty() {
+        let captures = match &args.replay {
+            Some(path) => {
+                vec![std::fs::read(path).with_context(|| format!("reading {}", path.display()))?]
+            }
+            None => BUNDLED_CAPTURE.iter().map(|bytes| bytes.to_vec()).collect(),
+        };
+        let rate = args.replay_rate;
+        let embedded = args.replay.is_none();
+        let feed = feed.clone();
+        let shutdown = Arc::clone(&shutdown);
+        std::thread::Builder::new()
+            .name("replay".into())
+            .spawn(move || {
+                // The embedded default plays its short capture once, when the first subscriber's
+                // stream starts, so that a newcomer sees it (looping needs slot renumbering, which
+                // comes with the pipeline issue).
+                if embedded {
+                    info!("the bundled replay starts when the first subscriber's stream starts");
+                    while feed.subscriber_count() == 0 {
+                        if shutdown.load(Ordering::Acquire) {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                }
+                match replay(&captures, local, rate) {
+                    Ok(sent) => info!(sent, "replay finished"),
+                    Err(error) => warn!(%error, "replay failed"),
+                }
+            })?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let served = runtime.block_on(serve_grpc(args.grpc, feed));
+    shutdown.store(true, Ordering::Release);
+    worker
+        .join()
+        .map_err(|_| anyhow::anyhow!("decode worker panicked"))?;
+    served
+}
+
+fn refuse_unsupported(args: &RunArgs) -> anyhow::Result<()> {
     let unsupported = [
         (args.config.is_some(), "--config"),
         (!args.xdp.is_empty(), "--xdp"),
@@ -76,42 +152,48 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if args.replay_rate == 0 {
         bail!("--replay-rate must be positive");
     }
-    warn!(grpc = %args.grpc, http = %args.http, "gRPC and HTTP servers are not part of this build yet");
-    let listen = args
-        .udp
-        .first()
-        .copied()
-        .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0)));
-    let socket = bind_receiver(listen)?;
-    socket.set_read_timeout(Some(Duration::from_millis(200)))?;
-    let local = socket.local_addr()?;
-    info!(%local, "receiving shreds over UDP");
-    let replaying = args.replay.is_some() || args.udp.is_empty();
-    let capture = match &args.replay {
-        Some(path) => {
-            vec![std::fs::read(path).with_context(|| format!("reading {}", path.display()))?]
-        }
-        None if replaying => BUNDLED_CAPTURE.iter().map(|bytes| bytes.to_vec()).collect(),
-        None => Vec::new(),
-    };
-    let sender_done = Arc::new(AtomicBool::new(!replaying));
-    let sender = replaying.then(|| {
-        let done = Arc::clone(&sender_done);
-        let rate = args.replay_rate;
-        std::thread::spawn(move || {
-            let result = replay(&capture, local, rate);
-            done.store(true, Ordering::Release);
-            result
-        })
-    });
-    receive(&socket, &sender_done)?;
-    if let Some(sender) = sender {
-        let sent = sender
-            .join()
-            .map_err(|_| anyhow::anyhow!("replay thread panicked"))??;
-        info!(sent, "replay finished");
+    if args.udp.len() > 1 {
+        bail!("one --udp source is supported by this build");
     }
+    warn!(http = %args.http, "the HTTP server (/health, /metrics) is not part of this build yet");
     Ok(())
+}
+
+/// Serves the stream until SIGINT or SIGTERM.
+async fn serve_grpc(address: SocketAddr, feed: Feed) -> anyhow::Result<()> {
+    let metrics = Arc::new(StreamMetrics::default());
+    let (stop_sessions, sessions_stopped) = tokio::sync::watch::channel(false);
+    let service = StreamService::new(feed, FilterLimits::default(), metrics, sessions_stopped);
+    info!(%address, "serving stream.Stream/SubscribeDecoded");
+    let stop = async move {
+        shutdown_signal().await;
+        // End the open streams so the graceful shutdown completes.
+        let _ = stop_sessions.send(true);
+    };
+    tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(10)))
+        .add_service(service.into_server())
+        .serve_with_shutdown(address, stop)
+        .await
+        .with_context(|| format!("gRPC server on {address}"))?;
+    info!("shutting down");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let mut terminate =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(error) => {
+                warn!(%error, "SIGTERM handler unavailable; stopping on SIGINT only");
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
 }
 
 /// Binds the receive socket asking for a 64 MiB kernel buffer, so bursts are absorbed while the
@@ -150,13 +232,22 @@ fn replay(captures: &[Vec<u8>], target: SocketAddr, rate: u64) -> anyhow::Result
     Ok(sent)
 }
 
-/// Receives datagrams into a decoder until the replay is done and the socket went quiet.
-fn receive(socket: &UdpSocket, sender_done: &AtomicBool) -> anyhow::Result<()> {
+fn unix_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() as u64)
+}
+
+/// Receives datagrams, decodes them, and publishes slot notifications and decoded updates.
+fn decode_worker(socket: &UdpSocket, feed: &Feed, shutdown: &AtomicBool) {
     let mut decoder = ShredDecoder::new(DecoderConfig::default(), LeaderSchedule::Unchecked);
+    let registry = ProgramRegistry::default();
+    let mut stats = DecodeStats::default();
     let mut buffer = [0u8; 2048];
-    let (mut datagrams, mut rejected, mut batches, mut transactions) = (0u64, 0u64, 0u64, 0u64);
+    let mut highest_notified: Option<u64> = None;
+    let (mut datagrams, mut published) = (0u64, 0u64);
     let mut last_report = Instant::now();
-    loop {
+    while !shutdown.load(Ordering::Acquire) {
         let len = match socket.recv(&mut buffer) {
             Ok(len) => len,
             Err(error)
@@ -165,39 +256,70 @@ fn receive(socket: &UdpSocket, sender_done: &AtomicBool) -> anyhow::Result<()> {
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                if sender_done.load(Ordering::Acquire) {
-                    break;
-                }
                 continue;
             }
-            Err(error) => return Err(error.into()),
+            Err(error) => {
+                warn!(%error, "receive failed");
+                continue;
+            }
         };
         datagrams += 1;
-        if let ShredOutcome::Rejected { .. } = decoder.ingest(&buffer[..len], unix_nanos()) {
-            rejected += 1;
+        let rx_ns = unix_nanos();
+        decoder.ingest(&buffer[..len], rx_ns);
+        if let Some(highest) = decoder.highest_slot()
+            && highest_notified.is_none_or(|notified| highest > notified)
+        {
+            highest_notified = Some(highest);
+            feed.publish(SubscribeUpdate {
+                update: Some(Update::Slot(stream::SlotNotification { slot: highest })),
+            });
         }
+        let capture_done = unix_nanos();
         while let Some(batch) = decoder.next_batch() {
-            batches += 1;
-            transactions += batch.entries.transaction_count();
-            info!(
-                slot = batch.span.slot,
-                batch_start = batch.span.start_index,
-                entries = batch.entries.entry_count(),
-                transactions = batch.entries.transaction_count(),
-                "batch decoded"
-            );
+            let deshred_done = unix_nanos();
+            for (tx_index, transaction) in batch.entries.transactions().enumerate() {
+                let placement = Placement {
+                    slot: batch.span.slot,
+                    tx_index: tx_index as u32,
+                };
+                let updates = transaction_updates(&transaction, &registry, placement, &mut stats);
+                let decode_done = unix_nanos();
+                for mut update in updates {
+                    let timing = stream::ServerTiming {
+                        first_read_unix_nanos: batch.first_rx_ns.min(capture_done),
+                        capture_done_unix_nanos: capture_done,
+                        deshred_done_unix_nanos: deshred_done,
+                        decode_done_unix_nanos: decode_done,
+                        publish_unix_nanos: unix_nanos(),
+                        subscriber_recv_unix_nanos: 0,
+                    };
+                    stamp(&mut update, timing);
+                    feed.publish(update);
+                    published += 1;
+                }
+            }
         }
-        if last_report.elapsed() >= Duration::from_secs(1) {
-            info!(datagrams, rejected, batches, transactions, "receive totals");
+        if last_report.elapsed() >= Duration::from_secs(5) {
+            info!(
+                datagrams,
+                published,
+                subscribers = feed.subscriber_count(),
+                "decode totals"
+            );
             last_report = Instant::now();
         }
     }
-    info!(datagrams, rejected, batches, transactions, "receive totals");
-    Ok(())
+    info!(datagrams, published, "decode worker stopped");
 }
 
-fn unix_nanos() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos() as u64)
+fn stamp(update: &mut SubscribeUpdate, timing: stream::ServerTiming) {
+    match update.update.as_mut() {
+        Some(Update::Transaction(transaction)) => transaction.server_timing = Some(timing),
+        Some(Update::Delta(delta)) => {
+            if let Some(envelope) = delta.envelope.as_mut() {
+                envelope.server_timing = Some(timing);
+            }
+        }
+        _ => {}
+    }
 }

@@ -11,4 +11,5 @@
 
 pub mod delta_updates;
 pub mod filter;
+pub mod stream_service;
 pub mod updates;

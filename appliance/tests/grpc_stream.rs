@@ -1,0 +1,308 @@
+//! End to end through the real process: shreds of a reference fixture sent over UDP to
+//! `appliance run`, decoded, and streamed over gRPC to a tonic client with filters: every pump
+//! transaction of the slot arrives once with its matched filter and six non-decreasing timing
+//! stamps, the ping is answered first, the slot is announced, an invalid filter ends its stream
+//! with INVALID_ARGUMENT, and SIGTERM stops the process cleanly.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+use std::collections::HashSet;
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use stream_proto::stream::stream_client::StreamClient;
+use stream_proto::stream::{
+    DexProgram, ProgramFilter, SubscribeRequest, SubscribeUpdate, subscribe_update::Update,
+};
+use tokio_stream::StreamExt;
+use tonic::transport::Channel;
+
+fn fixture(relative: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../decoder/tests/fixtures")
+        .join(relative)
+}
+
+/// ALPHA_FUN's mainnet id, which the fixtures' pump calls use.
+const PUMP_PROGRAM_ID: &str = "6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P";
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Appliance {
+    child: Child,
+}
+
+impl Drop for Appliance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn start(udp: SocketAddr, grpc: SocketAddr) -> Appliance {
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args([
+            "run",
+            "--udp",
+            &udp.to_string(),
+            "--grpc",
+            &grpc.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Appliance { child }
+}
+
+async fn connect(grpc: SocketAddr) -> StreamClient<Channel> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match StreamClient::connect(format!("http://{grpc}")).await {
+            Ok(client) => return client,
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            Err(error) => panic!("no gRPC server on {grpc}: {error}"),
+        }
+    }
+}
+
+/// Signatures of the slot's transactions that call the pump program (ALPHA_FUN) directly.
+fn pump_signatures(slot: &Value) -> HashSet<Vec<u8>> {
+    slot["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|entry| entry["transactions"].as_array().unwrap())
+        .filter(|tx| {
+            tx["anchor_calls"].as_array().is_some_and(|calls| {
+                calls
+                    .iter()
+                    .any(|call| call["program_id"] == PUMP_PROGRAM_ID)
+            })
+        })
+        .map(|tx| {
+            bs58::decode(tx["signature"].as_str().unwrap())
+                .into_vec()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn send_capture(target: SocketAddr, path: &PathBuf) {
+    let bytes = std::fs::read(path).unwrap();
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for record in decoder::framing::records(&bytes) {
+        socket.send_to(record.unwrap().payload, target).unwrap();
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtered_stream_end_to_end() {
+    let udp: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let mut appliance = start(udp, grpc);
+    let mut client = connect(grpc).await;
+
+    let (requests, receiver) = tokio::sync::mpsc::channel(4);
+    let filter = ProgramFilter {
+        programs: vec![DexProgram::AlphaFun as i32],
+        ..Default::default()
+    };
+    requests
+        .send(SubscribeRequest {
+            subscriptions: [("pump".to_owned(), filter)].into(),
+            ping_id: Some(7),
+        })
+        .await
+        .unwrap();
+    let mut updates = client
+        .subscribe_decoded(tokio_stream::wrappers::ReceiverStream::new(receiver))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = updates.next().await.unwrap().unwrap();
+    assert_eq!(
+        first.update,
+        Some(Update::Pong(7)),
+        "the pong comes before any update"
+    );
+
+    // A second client with an invalid key is refused with the filter and value named.
+    let mut refused = connect(grpc).await;
+    let bad = ProgramFilter {
+        accounts_include: vec!["not-a-key".into()],
+        ..Default::default()
+    };
+    let outcome = refused
+        .subscribe_decoded(tokio_stream::iter([SubscribeRequest {
+            subscriptions: [("bad".to_owned(), bad)].into(),
+            ping_id: None,
+        }]))
+        .await;
+    let status = match outcome {
+        Err(status) => status,
+        Ok(response) => response.into_inner().next().await.unwrap().unwrap_err(),
+    };
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    assert!(status.message().contains("bad") && status.message().contains("not-a-key"));
+
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(fixture("shreds/manifest.json")).unwrap()).unwrap();
+    let slot = &manifest["slots"][0];
+    let mut expected = pump_signatures(slot);
+    assert!(!expected.is_empty());
+    let capture = fixture(&format!(
+        "shreds/{}",
+        slot["files"]["lossy"].as_str().unwrap()
+    ));
+    let sender = std::thread::spawn(move || send_capture(udp, &capture));
+
+    let mut slot_announced = false;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !expected.is_empty() && Instant::now() < deadline {
+        let next = tokio::time::timeout(Duration::from_secs(10), updates.next()).await;
+        let Ok(Some(update)) = next else { break };
+        let update: SubscribeUpdate = update.unwrap();
+        match update.update.unwrap() {
+            Update::Slot(notification) => {
+                assert_eq!(notification.slot, slot["slot"].as_u64().unwrap());
+                slot_announced = true;
+            }
+            Update::Transaction(transaction) => {
+                assert!(
+                    expected.remove(&transaction.signature),
+                    "each pump transaction once"
+                );
+                assert_eq!(transaction.matched_filters, ["pump"]);
+                assert_eq!(transaction.slot, slot["slot"].as_u64().unwrap());
+                // The filter matches on any ALPHA_FUN call; the update lists every decoded call.
+                assert!(
+                    transaction
+                        .decoded_instructions
+                        .iter()
+                        .any(|i| i.program == DexProgram::AlphaFun as i32)
+                );
+                let timing = transaction.server_timing.unwrap();
+                let stamps = [
+                    timing.first_read_unix_nanos,
+                    timing.capture_done_unix_nanos,
+                    timing.deshred_done_unix_nanos,
+                    timing.decode_done_unix_nanos,
+                    timing.publish_unix_nanos,
+                    timing.subscriber_recv_unix_nanos,
+                ];
+                assert!(
+                    stamps[0] > 0 && stamps.windows(2).all(|pair| pair[0] <= pair[1]),
+                    "{stamps:?}"
+                );
+            }
+            other => panic!("unexpected update {other:?}"),
+        }
+    }
+    sender.join().unwrap();
+    assert!(
+        expected.is_empty(),
+        "{} pump transactions missing",
+        expected.len()
+    );
+    assert!(slot_announced);
+
+    // SIGTERM: a clean shutdown with exit status 0.
+    let pid = appliance.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(status) = appliance.child.try_wait().unwrap() {
+            assert!(status.success(), "exit status {status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The README's first command: `appliance run` with no source replays the bundled capture (two
+/// reference slots) once the first subscriber's stream starts; an empty-map subscriber receives
+/// every transaction of the stream's universe in them (all their Anchor calls target supported
+/// programs) and both slot notifications.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_default_streams_the_bundled_replay() {
+    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["run", "--grpc", &grpc.to_string(), "--replay-rate", "20000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _appliance = Appliance { child };
+    let mut client = connect(grpc).await;
+    let request = SubscribeRequest {
+        subscriptions: Default::default(),
+        ping_id: None,
+    };
+    let mut updates = client
+        .subscribe_decoded(tokio_stream::iter([request]).chain(tokio_stream::pending()))
+        .await
+        .unwrap()
+        .into_inner();
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(fixture("shreds/manifest.json")).unwrap()).unwrap();
+    let bundled = [&manifest["slots"][0], &manifest["slots"][2]];
+    let mut expected: HashSet<Vec<u8>> = bundled
+        .iter()
+        .flat_map(|slot| slot["entries"].as_array().unwrap())
+        .flat_map(|entry| entry["transactions"].as_array().unwrap())
+        .filter(|tx| {
+            tx["anchor_calls"]
+                .as_array()
+                .is_some_and(|calls| !calls.is_empty())
+        })
+        .map(|tx| {
+            bs58::decode(tx["signature"].as_str().unwrap())
+                .into_vec()
+                .unwrap()
+        })
+        .collect();
+    let mut slots = HashSet::new();
+    while !expected.is_empty() || slots.len() < 2 {
+        let next = tokio::time::timeout(Duration::from_secs(20), updates.next()).await;
+        let update = next
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{} transactions and {} of 2 slots missing",
+                    expected.len(),
+                    2 - slots.len()
+                )
+            })
+            .unwrap()
+            .unwrap();
+        match update.update.unwrap() {
+            Update::Slot(notification) => {
+                slots.insert(notification.slot);
+            }
+            Update::Transaction(transaction) => {
+                assert!(expected.remove(&transaction.signature));
+                assert!(transaction.matched_filters.is_empty());
+            }
+            other => panic!("unexpected update {other:?}"),
+        }
+    }
+    assert_eq!(slots, HashSet::from([361_200_000, 361_200_002]));
+}
