@@ -239,9 +239,10 @@ async fn filtered_stream_end_to_end() {
 }
 
 /// The README's first command: `appliance run` with no source replays the bundled capture (two
-/// reference slots) once the first subscriber's stream starts; an empty-map subscriber receives
-/// every transaction of the stream's universe in them (all their Anchor calls target supported
-/// programs) and both slot notifications.
+/// reference slots) once the first subscriber's stream starts; an empty-map subscriber that sends
+/// one request and half-closes (as grpcurl does) receives every transaction of the stream's
+/// universe in them (all their Anchor calls target supported programs) and both slot
+/// notifications.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_default_streams_the_bundled_replay() {
     let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
@@ -258,7 +259,7 @@ async fn embedded_default_streams_the_bundled_replay() {
         ping_id: None,
     };
     let mut updates = client
-        .subscribe_decoded(tokio_stream::iter([request]).chain(tokio_stream::pending()))
+        .subscribe_decoded(tokio_stream::iter([request]))
         .await
         .unwrap()
         .into_inner();

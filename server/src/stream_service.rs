@@ -8,7 +8,8 @@
 //! ```
 //! Session rules:
 //! - Nothing is sent before the first request that is not a pure ping (a request with `ping_id`
-//!   and an empty `subscriptions` map); that request starts the stream.
+//!   and an empty `subscriptions` map); that request starts the stream. A client that then closes
+//!   its side of the call (as grpcurl does after its last request) keeps receiving.
 //! - A request replaces every filter at once, or, when invalid, ends the stream with
 //!   `INVALID_ARGUMENT` naming the filter and value (nothing of it is applied). A pure ping keeps
 //!   the filters.
@@ -186,6 +187,8 @@ fn session(
     async_stream::stream! {
         let mut filters: Option<Filters> = None;
         let mut updates: Option<broadcast::Receiver<Arc<SubscribeUpdate>>> = None;
+        // A client may half-close its request stream (grpcurl does) and keep receiving.
+        let mut requests_open = true;
         loop {
             if *shutdown.borrow() {
                 metrics.disconnected(DisconnectReason::Shutdown);
@@ -194,9 +197,13 @@ fn session(
             }
             tokio::select! {
                 _ = shutdown.changed() => continue,
-                request = requests.message() => {
+                request = requests.message(), if requests_open => {
                     let request = match request {
                         Ok(Some(request)) => request,
+                        Ok(None) if updates.is_some() => {
+                            requests_open = false;
+                            continue;
+                        }
                         Ok(None) | Err(_) => {
                             metrics.disconnected(DisconnectReason::ClientClosed);
                             break;
