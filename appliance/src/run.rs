@@ -16,18 +16,24 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use decoder::dex::ProgramRegistry;
+use decoder::reslot::Reslotter;
 use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder, framing};
+use ed25519_dalek::SigningKey;
 use server::filter::FilterLimits;
 use server::stream_service::{Feed, StreamMetrics, StreamService};
 use server::updates::{DecodeStats, Placement, transaction_updates};
 use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
 use tracing::{info, warn};
 
-/// The capture replayed when no source is given: two slots of the reference fixtures.
+/// The capture replayed when no source is given: two complete slots of the reference fixtures.
 const BUNDLED_CAPTURE: &[&[u8]] = &[
-    include_bytes!("../replay/slot-361200000.bin"),
-    include_bytes!("../replay/slot-361200002.bin"),
+    include_bytes!("../replay/slot-361200000.full.bin"),
+    include_bytes!("../replay/slot-361200002.full.bin"),
 ];
+
+/// The seed of the replay's signing key: looping replays are signed by this key, which the decode
+/// worker then verifies as the leader of every replayed slot.
+const REPLAY_KEY_SEED: [u8; 32] = *b"shred-appliance-replay-leader-01";
 
 /// Updates a subscriber may fall behind before its stream ends (product decisions §A).
 const SUBSCRIBER_QUEUE_UPDATES: usize = 16_384;
@@ -86,14 +92,25 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     info!(%local, "receiving shreds over UDP");
     let shutdown = Arc::new(AtomicBool::new(false));
     let feed = Feed::new(SUBSCRIBER_QUEUE_UPDATES);
+    let replaying = args.replay.is_some() || args.udp.is_empty();
+    // The embedded default loops; a looping replay is re-signed, so its key is the leader.
+    let looping = replaying && (args.replay_loop || args.replay.is_none());
+    let reslotter = Reslotter::new(SigningKey::from_bytes(&REPLAY_KEY_SEED));
+    let leaders = if looping {
+        let key = LeaderSchedule::key_from_bytes(&reslotter.leader())?;
+        info!(leader = %bs58::encode(reslotter.leader()).into_string(), "replay leader");
+        LeaderSchedule::Fixed(key)
+    } else {
+        LeaderSchedule::Unchecked
+    };
     let worker = {
         let feed = feed.clone();
         let shutdown = Arc::clone(&shutdown);
         std::thread::Builder::new()
             .name("decode-worker".into())
-            .spawn(move || decode_worker(&socket, &feed, &shutdown))?
+            .spawn(move || decode_worker(&socket, &feed, &shutdown, leaders))?
     };
-    if args.replay.is_some() || args.udp.is_empty() {
+    if replaying {
         let captures = match &args.replay {
             Some(path) => {
                 vec![std::fs::read(path).with_context(|| format!("reading {}", path.display()))?]
@@ -101,25 +118,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             None => BUNDLED_CAPTURE.iter().map(|bytes| bytes.to_vec()).collect(),
         };
         let rate = args.replay_rate;
-        let embedded = args.replay.is_none();
-        let feed = feed.clone();
         let shutdown = Arc::clone(&shutdown);
         std::thread::Builder::new()
             .name("replay".into())
             .spawn(move || {
-                // The embedded default plays its short capture once, when the first subscriber's
-                // stream starts, so that a newcomer sees it (looping needs slot renumbering, which
-                // comes with the pipeline issue).
-                if embedded {
-                    info!("the bundled replay starts when the first subscriber's stream starts");
-                    while feed.subscriber_count() == 0 {
-                        if shutdown.load(Ordering::Acquire) {
-                            return;
-                        }
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
-                }
-                match replay(&captures, local, rate) {
+                let result = if looping {
+                    replay_loop(&captures, local, rate, &reslotter, &shutdown)
+                } else {
+                    replay(&captures, local, rate)
+                };
+                match result {
                     Ok(sent) => info!(sent, "replay finished"),
                     Err(error) => warn!(%error, "replay failed"),
                 }
@@ -142,7 +150,6 @@ fn refuse_unsupported(args: &RunArgs) -> anyhow::Result<()> {
     let unsupported = [
         (args.config.is_some(), "--config"),
         (!args.xdp.is_empty(), "--xdp"),
-        (args.replay_loop, "--replay-loop"),
         (!args.archive.is_empty(), "--archive"),
         (args.upstream.is_some(), "--upstream"),
     ];
@@ -213,6 +220,62 @@ fn bind_receiver(listen: SocketAddr) -> anyhow::Result<UdpSocket> {
     Ok(socket.into())
 }
 
+/// Plays the captures in a loop until shutdown, renumbering every slot so the passes follow each
+/// other like a live chain: slot gaps of the capture are kept, each slot's parent is the slot
+/// played before it, and each first FEC set chains to the previous slot's last root.
+fn replay_loop(
+    captures: &[Vec<u8>],
+    target: SocketAddr,
+    rate: u64,
+    reslotter: &Reslotter,
+    shutdown: &AtomicBool,
+) -> anyhow::Result<u64> {
+    let mut slots: Vec<(u64, Vec<&[u8]>)> = Vec::new();
+    for capture in captures {
+        for record in framing::records(capture) {
+            let payload = record.context("malformed replay capture")?.payload;
+            let Some((slot, _)) = decoder::shred::peek_slot_and_fec_set(payload) else {
+                continue;
+            };
+            match slots.iter_mut().find(|(known, _)| *known == slot) {
+                Some((_, shreds)) => shreds.push(payload),
+                None => slots.push((slot, vec![payload])),
+            }
+        }
+    }
+    let Some(&(first_slot, _)) = slots.first() else {
+        bail!("the replay capture is empty");
+    };
+    let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    let started = Instant::now();
+    let mut sent: u64 = 0;
+    let mut previous = (first_slot.saturating_sub(1), [0u8; 32]);
+    while !shutdown.load(Ordering::Acquire) {
+        let mut captured_previous: Option<u64> = None;
+        for (captured, shreds) in &slots {
+            let gap = captured_previous.map_or(1, |before| captured.saturating_sub(before).max(1));
+            captured_previous = Some(*captured);
+            let slot = previous.0 + gap;
+            let renumbered = reslotter
+                .reslot(shreds, slot, previous.0, &previous.1)
+                .with_context(|| format!("renumbering captured slot {captured}"))?;
+            for shred in &renumbered.shreds {
+                let due = Duration::from_nanos(sent.saturating_mul(1_000_000_000) / rate);
+                if let Some(wait) = due.checked_sub(started.elapsed()) {
+                    std::thread::sleep(wait);
+                }
+                socket.send_to(shred, target)?;
+                sent += 1;
+            }
+            previous = (slot, renumbered.last_root);
+            if shutdown.load(Ordering::Acquire) {
+                break;
+            }
+        }
+    }
+    Ok(sent)
+}
+
 /// Sends every record of the captures to `target`, paced at `rate` shreds per second.
 fn replay(captures: &[Vec<u8>], target: SocketAddr, rate: u64) -> anyhow::Result<u64> {
     let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
@@ -239,8 +302,8 @@ fn unix_nanos() -> u64 {
 }
 
 /// Receives datagrams, decodes them, and publishes slot notifications and decoded updates.
-fn decode_worker(socket: &UdpSocket, feed: &Feed, shutdown: &AtomicBool) {
-    let mut decoder = ShredDecoder::new(DecoderConfig::default(), LeaderSchedule::Unchecked);
+fn decode_worker(socket: &UdpSocket, feed: &Feed, shutdown: &AtomicBool, leaders: LeaderSchedule) {
+    let mut decoder = ShredDecoder::new(DecoderConfig::default(), leaders);
     let registry = ProgramRegistry::default();
     let mut stats = DecodeStats::default();
     let mut buffer = [0u8; 2048];

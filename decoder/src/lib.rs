@@ -33,6 +33,7 @@ pub mod framing;
 pub mod leader;
 pub mod merkle;
 mod recovery;
+pub mod reslot;
 pub mod shred;
 pub mod transaction;
 
