@@ -129,12 +129,10 @@ impl Reslotter {
                 buffer[len - SIGNATURE_LEN..len].fill(0);
             }
         }
-        let mut index = 0;
         let mut shards: [&mut [u8]; SHREDS_PER_FEC_SET] = std::array::from_fn(|_| &mut [][..]);
-        for (slot_ref, buffer) in shards.iter_mut().zip(set.iter_mut()) {
+        for (index, (shard, buffer)) in shards.iter_mut().zip(set.iter_mut()).enumerate() {
             let start = shred::shard_offset(kind_of(index));
-            index += 1;
-            *slot_ref = &mut buffer[start..start + shard_len];
+            *shard = &mut buffer[start..start + shard_len];
         }
         self.coder
             .encode(&mut shards)
