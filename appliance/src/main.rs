@@ -7,6 +7,7 @@
 
 mod decode_file;
 mod decode_tx;
+mod metrics;
 mod run;
 
 use std::path::PathBuf;

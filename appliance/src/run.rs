@@ -15,13 +15,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
+use decoder::decoder::ShredOutcome;
 use decoder::dex::ProgramRegistry;
 use decoder::reslot::Reslotter;
 use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder, framing};
 use ed25519_dalek::SigningKey;
 use server::filter::FilterLimits;
 use server::stream_service::{Feed, StreamMetrics, StreamService};
-use server::updates::{DecodeStats, Placement, transaction_updates};
+use server::updates::{Placement, transaction_updates};
+
+use crate::metrics::{Metrics, WorkerCounters};
 use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
 use tracing::{info, warn};
 
@@ -103,13 +106,28 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     } else {
         LeaderSchedule::Unchecked
     };
+    let stream_metrics = Arc::new(StreamMetrics::default());
+    let metrics = Arc::new(Metrics::new(
+        Arc::clone(&stream_metrics),
+        feed.clone(),
+        SUBSCRIBER_QUEUE_UPDATES,
+    ));
     let worker = {
         let feed = feed.clone();
         let shutdown = Arc::clone(&shutdown);
+        let metrics = Arc::clone(&metrics);
         std::thread::Builder::new()
             .name("decode-worker".into())
-            .spawn(move || decode_worker(&socket, &feed, &shutdown, leaders))?
+            .spawn(move || decode_worker(&socket, &feed, &shutdown, leaders, &metrics))?
     };
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let render: server::http::MetricsRenderer = {
+        let metrics = Arc::clone(&metrics);
+        Arc::new(move || metrics.render())
+    };
+    let http = server::http::serve(args.http, render, wait_for_stop(stopped.clone()))
+        .with_context(|| format!("HTTP server on {}", args.http))?;
+    info!(address = %args.http, "serving /health and /metrics");
     if replaying {
         let captures = match &args.replay {
             Some(path) => {
@@ -138,11 +156,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let served = runtime.block_on(serve_grpc(args.grpc, feed));
+    let served = runtime.block_on(serve_grpc(args.grpc, feed, stream_metrics, stop, stopped));
     shutdown.store(true, Ordering::Release);
     worker
         .join()
         .map_err(|_| anyhow::anyhow!("decode worker panicked"))?;
+    http.join()
+        .map_err(|_| anyhow::anyhow!("HTTP server panicked"))??;
     served
 }
 
@@ -162,14 +182,18 @@ fn refuse_unsupported(args: &RunArgs) -> anyhow::Result<()> {
     if args.udp.len() > 1 {
         bail!("one --udp source is supported by this build");
     }
-    warn!(http = %args.http, "the HTTP server (/health, /metrics) is not part of this build yet");
+
     Ok(())
 }
 
 /// Serves the stream until SIGINT or SIGTERM.
-async fn serve_grpc(address: SocketAddr, feed: Feed) -> anyhow::Result<()> {
-    let metrics = Arc::new(StreamMetrics::default());
-    let (stop_sessions, sessions_stopped) = tokio::sync::watch::channel(false);
+async fn serve_grpc(
+    address: SocketAddr,
+    feed: Feed,
+    metrics: Arc<StreamMetrics>,
+    stop_sessions: tokio::sync::watch::Sender<bool>,
+    sessions_stopped: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
     let service = StreamService::new(feed, FilterLimits::default(), metrics, sessions_stopped);
     info!(%address, "serving stream.Stream/SubscribeDecoded");
     let stop = async move {
@@ -185,6 +209,15 @@ async fn serve_grpc(address: SocketAddr, feed: Feed) -> anyhow::Result<()> {
         .with_context(|| format!("gRPC server on {address}"))?;
     info!("shutting down");
     Ok(())
+}
+
+/// Resolves once the stop flag turns true (or its sender is gone).
+async fn wait_for_stop(mut stopped: tokio::sync::watch::Receiver<bool>) {
+    while !*stopped.borrow() {
+        if stopped.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 async fn shutdown_signal() {
@@ -301,16 +334,28 @@ fn unix_nanos() -> u64 {
         .map_or(0, |elapsed| elapsed.as_nanos() as u64)
 }
 
+/// How often the worker flushes its counters for `/metrics`.
+const METRICS_FLUSH: Duration = Duration::from_millis(100);
+
 /// Receives datagrams, decodes them, and publishes slot notifications and decoded updates.
-fn decode_worker(socket: &UdpSocket, feed: &Feed, shutdown: &AtomicBool, leaders: LeaderSchedule) {
+fn decode_worker(
+    socket: &UdpSocket,
+    feed: &Feed,
+    shutdown: &AtomicBool,
+    leaders: LeaderSchedule,
+    metrics: &Metrics,
+) {
     let mut decoder = ShredDecoder::new(DecoderConfig::default(), leaders);
     let registry = ProgramRegistry::default();
-    let mut stats = DecodeStats::default();
+    let mut counters = WorkerCounters::default();
     let mut buffer = [0u8; 2048];
     let mut highest_notified: Option<u64> = None;
-    let (mut datagrams, mut published) = (0u64, 0u64);
-    let mut last_report = Instant::now();
+    let mut last_flush = Instant::now();
     while !shutdown.load(Ordering::Acquire) {
+        if last_flush.elapsed() >= METRICS_FLUSH {
+            flush(&mut counters, &decoder, metrics);
+            last_flush = Instant::now();
+        }
         let len = match socket.recv(&mut buffer) {
             Ok(len) => len,
             Err(error)
@@ -326,13 +371,21 @@ fn decode_worker(socket: &UdpSocket, feed: &Feed, shutdown: &AtomicBool, leaders
                 continue;
             }
         };
-        datagrams += 1;
+        counters.datagrams += 1;
+        counters.bytes += len as u64;
         let rx_ns = unix_nanos();
-        decoder.ingest(&buffer[..len], rx_ns);
+        match decoder.ingest(&buffer[..len], rx_ns) {
+            ShredOutcome::Stored { .. } => counters.stored += 1,
+            ShredOutcome::Redundant { .. } => counters.redundant += 1,
+            ShredOutcome::Rejected { reason, .. } => {
+                *counters.rejected.entry(reason.label()).or_default() += 1;
+            }
+        }
         if let Some(highest) = decoder.highest_slot()
             && highest_notified.is_none_or(|notified| highest > notified)
         {
             highest_notified = Some(highest);
+            counters.slot_notifications += 1;
             feed.publish(SubscribeUpdate {
                 update: Some(Update::Slot(stream::SlotNotification { slot: highest })),
             });
@@ -340,12 +393,14 @@ fn decode_worker(socket: &UdpSocket, feed: &Feed, shutdown: &AtomicBool, leaders
         let capture_done = unix_nanos();
         while let Some(batch) = decoder.next_batch() {
             let deshred_done = unix_nanos();
+            counters.transactions += batch.entries.transaction_count();
             for (tx_index, transaction) in batch.entries.transactions().enumerate() {
                 let placement = Placement {
                     slot: batch.span.slot,
                     tx_index: tx_index as u32,
                 };
-                let updates = transaction_updates(&transaction, &registry, placement, &mut stats);
+                let updates =
+                    transaction_updates(&transaction, &registry, placement, &mut counters.decode);
                 let decode_done = unix_nanos();
                 for mut update in updates {
                     let timing = stream::ServerTiming {
@@ -356,23 +411,30 @@ fn decode_worker(socket: &UdpSocket, feed: &Feed, shutdown: &AtomicBool, leaders
                         publish_unix_nanos: unix_nanos(),
                         subscriber_recv_unix_nanos: 0,
                     };
+                    counters.record_timing(&timing);
                     stamp(&mut update, timing);
                     feed.publish(update);
-                    published += 1;
+                    counters.updates_published += 1;
                 }
             }
         }
-        if last_report.elapsed() >= Duration::from_secs(5) {
-            info!(
-                datagrams,
-                published,
-                subscribers = feed.subscriber_count(),
-                "decode totals"
-            );
-            last_report = Instant::now();
-        }
     }
-    info!(datagrams, published, "decode worker stopped");
+    flush(&mut counters, &decoder, metrics);
+    info!(
+        datagrams = counters.datagrams,
+        published = counters.updates_published,
+        "decode worker stopped"
+    );
+}
+
+/// The housekeeping flush: decoder gauges and counters into the worker's counters, then a copy
+/// for `/metrics`.
+fn flush(counters: &mut WorkerCounters, decoder: &ShredDecoder, metrics: &Metrics) {
+    counters.fec = decoder.fec_counters();
+    counters.batches = decoder.batch_counters();
+    counters.sets_in_flight = decoder.sets_in_flight();
+    counters.pending_batches = decoder.pending_batches();
+    metrics.flush(counters);
 }
 
 fn stamp(update: &mut SubscribeUpdate, timing: stream::ServerTiming) {

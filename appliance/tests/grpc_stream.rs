@@ -47,7 +47,7 @@ impl Drop for Appliance {
     }
 }
 
-fn start(udp: SocketAddr, grpc: SocketAddr) -> Appliance {
+fn start(udp: SocketAddr, grpc: SocketAddr, http: SocketAddr) -> Appliance {
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args([
             "run",
@@ -56,6 +56,7 @@ fn start(udp: SocketAddr, grpc: SocketAddr) -> Appliance {
             "--grpc",
             &grpc.to_string(),
         ])
+        .args(["--http", &http.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -98,6 +99,25 @@ fn pump_signatures(slot: &Value) -> HashSet<Vec<u8>> {
         .collect()
 }
 
+/// A plain HTTP/1.1 GET: status and body.
+fn http_get(address: SocketAddr, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
 fn send_capture(target: SocketAddr, path: &PathBuf) {
     let bytes = std::fs::read(path).unwrap();
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -111,7 +131,8 @@ fn send_capture(target: SocketAddr, path: &PathBuf) {
 async fn filtered_stream_end_to_end() {
     let udp: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
     let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let mut appliance = start(udp, grpc);
+    let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let mut appliance = start(udp, grpc, http);
     let mut client = connect(grpc).await;
 
     let (requests, receiver) = tokio::sync::mpsc::channel(4);
@@ -218,6 +239,47 @@ async fn filtered_stream_end_to_end() {
     );
     assert!(slot_announced);
 
+    // /health, a JSON 404, and /metrics with the counters of what just happened (the worker
+    // flushes every 100 ms).
+    let (status, body) = http_get(http, "/health");
+    assert_eq!((status, body.as_str()), (200, "{\"status\":\"ok\"}"));
+    let (status, body) = http_get(http, "/nope");
+    assert_eq!(status, 404);
+    assert!(body.contains("not_found"));
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, metrics) = http_get(http, "/metrics");
+    assert_eq!(status, 200);
+    let value = |prefix: &str| -> u64 {
+        let line = metrics
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let records = slot["lossy"]["num_records"].as_u64().unwrap();
+    assert_eq!(
+        value("appliance_datagrams_received_total{source=\"udp\"} "),
+        records
+    );
+    assert_eq!(
+        value("appliance_transactions_total "),
+        slot["num_transactions"].as_u64().unwrap()
+    );
+    let sets = slot["num_fec_sets"].as_u64().unwrap();
+    assert_eq!(
+        value("appliance_fec_sets_total{outcome=\"completed\"} "),
+        sets
+    );
+    assert_eq!(value("appliance_stream_subscribers "), 1);
+    assert_eq!(
+        value("appliance_stream_disconnects_total{reason=\"invalid_filter\"} "),
+        1
+    );
+    assert!(value("appliance_dex_instructions_decoded_total{program=\"ALPHA_FUN\"} ") > 0);
+    let histogram =
+        "appliance_stage_latency_seconds_bucket{stage=\"first_read_to_publish\",le=\"+Inf\"}";
+    assert!(metrics.contains(histogram));
+
     // SIGTERM: a clean shutdown with exit status 0.
     let pid = appliance.child.id().to_string();
     assert!(
@@ -248,6 +310,7 @@ async fn embedded_default_streams_the_bundled_replay() {
     let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--grpc", &grpc.to_string(), "--replay-rate", "20000"])
+        .args(["--http", &format!("127.0.0.1:{}", free_port())])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -11,5 +11,6 @@
 
 pub mod delta_updates;
 pub mod filter;
+pub mod http;
 pub mod stream_service;
 pub mod updates;
