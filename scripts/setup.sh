@@ -9,6 +9,7 @@ apt_packages=(
   pkg-config
   iproute2   # network namespaces and veth pairs for the receive-path tests
   python3
+  python3-venv  # the Python gRPC client test's virtualenv
 )
 missing=()
 for package in "${apt_packages[@]}"; do

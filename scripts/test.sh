@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The project's test command (README): the whole workspace's tests, then every fuzz target for a
-# bounded time. FUZZ_SECONDS sets the time per target (default 20; 0 skips fuzzing).
+# The project's test command (README): the whole workspace's tests, the Python gRPC client test,
+# then every fuzz target for a bounded time. FUZZ_SECONDS sets the time per target (default 20; 0 skips fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --all-targets
+# A client that is not ours: Python stubs from proto/stream.proto against the running binary.
+bash scripts/python-client-test.sh
 fuzz_seconds="${FUZZ_SECONDS:-20}"
 if [ "$fuzz_seconds" -gt 0 ] && [ -x scripts/fuzz.sh ]; then
   scripts/fuzz.sh "$fuzz_seconds"
