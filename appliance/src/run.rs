@@ -74,6 +74,10 @@ pub struct RunArgs {
     /// Upstream validator JSON-RPC URL.
     #[arg(long)]
     upstream: Option<String>,
+    /// Updates a subscriber may fall behind before its stream ends with RESOURCE_EXHAUSTED
+    /// (the broadcast ring's size).
+    #[arg(long = "subscriber-queue", default_value_t = SUBSCRIBER_QUEUE_UPDATES)]
+    subscriber_queue: usize,
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -94,7 +98,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let local = socket.local_addr()?;
     info!(%local, "receiving shreds over UDP");
     let shutdown = Arc::new(AtomicBool::new(false));
-    let feed = Feed::new(SUBSCRIBER_QUEUE_UPDATES);
+    let feed = Feed::new(args.subscriber_queue);
     let replaying = args.replay.is_some() || args.udp.is_empty();
     // The embedded default loops; a looping replay is re-signed, so its key is the leader.
     let looping = replaying && (args.replay_loop || args.replay.is_none());
@@ -110,7 +114,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let metrics = Arc::new(Metrics::new(
         Arc::clone(&stream_metrics),
         feed.clone(),
-        SUBSCRIBER_QUEUE_UPDATES,
+        args.subscriber_queue,
     ));
     let worker = {
         let feed = feed.clone();
@@ -178,6 +182,9 @@ fn refuse_unsupported(args: &RunArgs) -> anyhow::Result<()> {
     }
     if args.replay_rate == 0 {
         bail!("--replay-rate must be positive");
+    }
+    if !(1..=1 << 22).contains(&args.subscriber_queue) {
+        bail!("--subscriber-queue must be between 1 and {}", 1 << 22);
     }
     if args.udp.len() > 1 {
         bail!("one --udp source is supported by this build");

@@ -377,3 +377,69 @@ async fn embedded_default_streams_the_bundled_replay() {
     // The capture's gap of two slots is kept, and passes follow each other.
     assert!(slots.windows(2).all(|pair| pair[1] > pair[0]));
 }
+
+/// A subscriber that stops reading falls a whole ring behind and its stream ends with
+/// RESOURCE_EXHAUSTED and the count of missed updates, while a subscriber that keeps reading is
+/// unaffected (the publisher never waits).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_subscriber_is_cut_while_a_fast_one_continues() {
+    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["run", "--grpc", &grpc.to_string(), "--replay-rate", "20000"])
+        .args([
+            "--http",
+            &format!("127.0.0.1:{}", free_port()),
+            "--subscriber-queue",
+            "2048",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _appliance = Appliance { child };
+    let request = || SubscribeRequest {
+        subscriptions: Default::default(),
+        ping_id: None,
+    };
+    let mut slow_client = connect(grpc).await;
+    let mut slow = slow_client
+        .subscribe_decoded(tokio_stream::iter([request()]))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut fast_client = connect(grpc).await;
+    let mut fast = fast_client
+        .subscribe_decoded(tokio_stream::iter([request()]))
+        .await
+        .unwrap()
+        .into_inner();
+    let fast_reader = tokio::spawn(async move {
+        let mut received = 0u64;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            match tokio::time::timeout(Duration::from_secs(5), fast.next()).await {
+                Ok(Some(Ok(_))) => received += 1,
+                other => panic!("the fast subscriber was cut: {other:?}"),
+            }
+        }
+        received
+    });
+    // The slow subscriber reads nothing while thousands of updates are published. The ring (2,048)
+    // still covers the worker's bursts (a batch's updates are published back to back), so the
+    // fast subscriber keeps up.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let status = loop {
+        match tokio::time::timeout(Duration::from_secs(10), slow.next()).await {
+            Ok(Some(Ok(_))) => continue,
+            Ok(Some(Err(status))) => break status,
+            other => panic!("the slow subscriber was not cut: {other:?}"),
+        }
+    };
+    assert_eq!(status.code(), tonic::Code::ResourceExhausted);
+    assert!(
+        status.message().starts_with("subscriber lagged: "),
+        "{}",
+        status.message()
+    );
+    assert!(fast_reader.await.unwrap() > 1_000);
+}
