@@ -8,22 +8,11 @@
 mod common;
 
 use base64::Engine;
-use common::{b58, read_fixture};
+use common::{b58, hex, read_fixture, unhex};
 use decoder::delta::{LegLocation, RouteMode, Split, parse_route, route_calls};
 use decoder::dex::ProgramRegistry;
 use decoder::transaction::parse_transaction_exact;
 use serde_json::{Value, json};
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 fn amount(value: Option<u64>) -> Value {
     value.map_or(Value::Null, |v| Value::String(v.to_string()))

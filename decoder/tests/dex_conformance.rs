@@ -8,23 +8,12 @@
 mod common;
 
 use base64::Engine;
-use common::{b58, fixture_path, read_fixture};
+use common::{b58, fixture_path, hex, read_fixture, unhex};
 use decoder::dex::{
     DecodedArgs, DexProgram, InstructionOutcome, ProgramRegistry, decode_call, dex_instructions,
 };
 use decoder::transaction::parse_transaction_exact;
 use serde_json::{Map, Value, json};
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 /// The message fields of decoded arguments, in the vectors' encoding: integers as decimal
 /// strings, strings as text, bytes as hex. Unset (zero) fields are present with "0".

@@ -23,6 +23,19 @@ pub fn b58(bytes: &[u8]) -> String {
     bs58::encode(bytes).into_string()
 }
 
+/// Lowercase hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Bytes of a lowercase hex string.
+pub fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 /// One decoded entry, in a comparable form.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedEntry {
