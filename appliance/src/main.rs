@@ -8,6 +8,8 @@
 mod decode_file;
 mod decode_tx;
 mod metrics;
+mod programs;
+
 mod run;
 
 use std::path::PathBuf;
@@ -25,7 +27,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the appliance: receive shreds, decode, and serve subscribers.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Decode a shred capture (length-prefixed, pcap or ar) to JSON lines.
     Decode {
         /// The capture file.
@@ -69,7 +71,7 @@ enum ArchiveCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Decode {
             file,
             leader,
@@ -89,7 +91,7 @@ fn main() -> ExitCode {
         Command::DecodeTx {
             program_ids,
             aggregator_id,
-        } => decode_tx::registry(&program_ids, aggregator_id.as_deref()).and_then(|registry| {
+        } => programs::registry(&program_ids, aggregator_id.as_deref()).and_then(|registry| {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             decode_tx::run(

@@ -74,6 +74,12 @@ pub struct RunArgs {
     /// Upstream validator JSON-RPC URL.
     #[arg(long)]
     upstream: Option<String>,
+    /// Override a program id: NAME=BASE58 (NAME as in the specification, e.g. ALPHA_FUN).
+    #[arg(long = "program-id", value_name = "NAME=BASE58")]
+    program_ids: Vec<String>,
+    /// Override the aggregator's program id.
+    #[arg(long = "aggregator-id", value_name = "BASE58")]
+    aggregator_id: Option<String>,
     /// Updates a subscriber may fall behind before its stream ends with RESOURCE_EXHAUSTED
     /// (the broadcast ring's size).
     #[arg(long = "subscriber-queue", default_value_t = SUBSCRIBER_QUEUE_UPDATES)]
@@ -88,6 +94,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         )
         .init();
     refuse_unsupported(&args)?;
+    let registry = crate::programs::registry(&args.program_ids, args.aggregator_id.as_deref())?;
     let listen = args
         .udp
         .first()
@@ -122,7 +129,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let metrics = Arc::clone(&metrics);
         std::thread::Builder::new()
             .name("decode-worker".into())
-            .spawn(move || decode_worker(&socket, &feed, &shutdown, leaders, &metrics))?
+            .spawn(move || decode_worker(&socket, &feed, &shutdown, leaders, &registry, &metrics))?
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let render: server::http::MetricsRenderer = {
@@ -350,10 +357,10 @@ fn decode_worker(
     feed: &Feed,
     shutdown: &AtomicBool,
     leaders: LeaderSchedule,
+    registry: &ProgramRegistry,
     metrics: &Metrics,
 ) {
     let mut decoder = ShredDecoder::new(DecoderConfig::default(), leaders);
-    let registry = ProgramRegistry::default();
     let mut counters = WorkerCounters::default();
     let mut buffer = [0u8; 2048];
     let mut highest_notified: Option<u64> = None;
@@ -407,7 +414,7 @@ fn decode_worker(
                     tx_index: tx_index as u32,
                 };
                 let updates =
-                    transaction_updates(&transaction, &registry, placement, &mut counters.decode);
+                    transaction_updates(&transaction, registry, placement, &mut counters.decode);
                 let decode_done = unix_nanos();
                 for mut update in updates {
                     let timing = stream::ServerTiming {

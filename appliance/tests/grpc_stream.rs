@@ -443,3 +443,20 @@ async fn slow_subscriber_is_cut_while_a_fast_one_continues() {
     );
     assert!(fast_reader.await.unwrap() > 1_000);
 }
+
+/// `run` takes the same program-id overrides as `decode-tx` and refuses a bad one at start.
+#[test]
+fn run_refuses_a_bad_program_override() {
+    let output = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["run", "--grpc", &format!("127.0.0.1:{}", free_port())])
+        .args(["--http", &format!("127.0.0.1:{}", free_port())])
+        .args(["--program-id", "ALPHA_FUN=not-base58!"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--program-id") && stderr.contains("not-base58!"),
+        "{stderr}"
+    );
+}
