@@ -294,7 +294,7 @@ fn replay_loop(
         bail!("the replay capture is empty");
     };
     let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    let started = Instant::now();
+    let pacer = Pacer::new(rate);
     let mut sent: u64 = 0;
     let mut previous = (first_slot.saturating_sub(1), [0u8; 32]);
     while !shutdown.load(Ordering::Acquire) {
@@ -307,10 +307,7 @@ fn replay_loop(
                 .reslot(shreds, slot, previous.0, &previous.1)
                 .with_context(|| format!("renumbering captured slot {captured}"))?;
             for shred in &renumbered.shreds {
-                let due = Duration::from_nanos(sent.saturating_mul(1_000_000_000) / rate);
-                if let Some(wait) = due.checked_sub(started.elapsed()) {
-                    std::thread::sleep(wait);
-                }
+                pacer.wait(sent);
                 socket.send_to(shred, target)?;
                 sent += 1;
             }
@@ -323,18 +320,39 @@ fn replay_loop(
     Ok(sent)
 }
 
+/// Paces a send loop at a fixed rate: the `n`-th datagram goes out `n / rate` seconds after the
+/// start, so short stalls are caught up instead of accumulating.
+struct Pacer {
+    started: Instant,
+    rate: u64,
+}
+
+impl Pacer {
+    fn new(rate: u64) -> Self {
+        Self {
+            started: Instant::now(),
+            rate,
+        }
+    }
+
+    /// Sleeps until datagram `sent` is due.
+    fn wait(&self, sent: u64) {
+        let due = Duration::from_nanos(sent.saturating_mul(1_000_000_000) / self.rate);
+        if let Some(wait) = due.checked_sub(self.started.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+}
+
 /// Sends every record of the captures to `target`, paced at `rate` shreds per second.
 fn replay(captures: &[Vec<u8>], target: SocketAddr, rate: u64) -> anyhow::Result<u64> {
     let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    let started = Instant::now();
+    let pacer = Pacer::new(rate);
     let mut sent: u64 = 0;
     for capture in captures {
         for record in framing::records(capture) {
             let record = record.context("malformed replay capture")?;
-            let due = Duration::from_nanos(sent.saturating_mul(1_000_000_000) / rate);
-            if let Some(wait) = due.checked_sub(started.elapsed()) {
-                std::thread::sleep(wait);
-            }
+            pacer.wait(sent);
             socket.send_to(record.payload, target)?;
             sent += 1;
         }

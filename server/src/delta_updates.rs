@@ -25,16 +25,21 @@ use decoder::dex::{DexProgram, ProgramRegistry};
 use decoder::transaction::TransactionView;
 use stream_proto::stream;
 
+use crate::updates::DecodeStats;
+
 /// The literal reported for an account index that points into a lookup table.
 pub const UNRESOLVED: &str = "unresolved";
 
 /// The `DeltaUpdate` of one route call; `envelope` is the transaction's `DecodedTransaction`.
+/// The route and each leg's location are counted in `stats` as the legs are built (one walk).
 pub fn delta_update(
     transaction: &TransactionView<'_>,
     registry: &ProgramRegistry,
     call: &RouteCall<'_>,
     envelope: stream::DecodedTransaction,
+    stats: &mut DecodeStats,
 ) -> stream::DeltaUpdate {
+    stats.record_route(call);
     let direct_programs: Vec<i32> = envelope
         .decoded_instructions
         .iter()
@@ -42,7 +47,10 @@ pub fn delta_update(
         .collect();
     let dex_legs: Vec<stream::DeltaDexLeg> = call
         .legs(transaction, registry)
-        .map(|leg| dex_leg(call, &leg, &direct_programs))
+        .map(|leg| {
+            stats.record_leg(&leg);
+            dex_leg(call, &leg, &direct_programs)
+        })
         .collect();
     let matched_leg_indices = (0..dex_legs.len() as u32).collect();
     stream::DeltaUpdate {

@@ -7,7 +7,7 @@
 //! the direct calls too; a transaction with direct calls only gives one `transaction` update.
 //! `account_keys` are the static keys only; lookup-table addresses are not resolved before replay.
 
-use decoder::delta::{LegLocation, route_calls};
+use decoder::delta::{Leg, LegLocation, RouteCall, route_calls};
 
 use crate::delta_updates::delta_update;
 use decoder::dex::{
@@ -37,6 +37,23 @@ pub struct DecodeStats {
 }
 
 impl DecodeStats {
+    /// Counts a route and, as its legs are built, each leg's location.
+    pub(crate) fn record_route(&mut self, call: &RouteCall<'_>) {
+        self.routes_decoded += 1;
+        self.route_errors += u64::from(call.route.error.is_some());
+    }
+
+    pub(crate) fn record_leg(&mut self, leg: &Leg<'_>) {
+        let location = match leg.location {
+            LegLocation::Located => 0,
+            LegLocation::NamedAccountsMissing => 1,
+            LegLocation::ProgramIdNotFound => 2,
+        };
+        self.legs_by_location[location] += 1;
+        let uncertain = leg.location == LegLocation::Located && !leg.end_certain;
+        self.legs_end_uncertain += u64::from(uncertain);
+    }
+
     fn record_failure(&mut self, outcome: &InstructionOutcome<'_>) {
         if let InstructionOutcome::Failed { program, error, .. } = outcome {
             self.instruction_failures[program.proto_number() as usize - 1][error.index()] += 1;
@@ -84,19 +101,7 @@ pub fn transaction_updates(
     let envelope = decoded_transaction(transaction, placement, decoded);
     routes
         .map(|call| {
-            stats.routes_decoded += 1;
-            stats.route_errors += u64::from(call.route.error.is_some());
-            for leg in call.legs(transaction, registry) {
-                let location = match leg.location {
-                    LegLocation::Located => 0,
-                    LegLocation::NamedAccountsMissing => 1,
-                    LegLocation::ProgramIdNotFound => 2,
-                };
-                stats.legs_by_location[location] += 1;
-                let uncertain = leg.location == LegLocation::Located && !leg.end_certain;
-                stats.legs_end_uncertain += u64::from(uncertain);
-            }
-            let delta = delta_update(transaction, registry, &call, envelope.clone());
+            let delta = delta_update(transaction, registry, &call, envelope.clone(), stats);
             stream::SubscribeUpdate {
                 update: Some(Update::Delta(delta)),
             }
