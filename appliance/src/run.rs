@@ -136,8 +136,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let metrics = Arc::clone(&metrics);
         Arc::new(move || metrics.render())
     };
-    let http = server::http::serve(args.http, render, wait_for_stop(stopped.clone()))
-        .with_context(|| format!("HTTP server on {}", args.http))?;
+    let http = server::http::serve(
+        args.http,
+        render,
+        server::http::HttpOptions::default(),
+        wait_for_stop(stopped.clone()),
+    )
+    .with_context(|| format!("HTTP server on {}", args.http))?;
     info!(address = %args.http, "serving /health and /metrics");
     if replaying {
         let captures = match &args.replay {

@@ -3,7 +3,8 @@
 //!
 //! actix runs its own single-threaded system on a dedicated thread, apart from the tonic runtime;
 //! the server stops when `shutdown` resolves. Metrics are rendered by a callback the appliance
-//! provides, so this crate does not depend on the pipeline's types.
+//! provides, so this crate does not depend on the pipeline's types. The archive and insights
+//! frontends plug in as [`HttpMount`]s: each registers its own routes on every worker's `App`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,6 +13,26 @@ use actix_web::{App, HttpResponse, HttpServer, web};
 
 /// Renders the Prometheus text exposition of every metric.
 pub type MetricsRenderer = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// Registers one frontend's routes (and its `app_data`) on an actix `App`; called once per worker.
+pub type HttpMount = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
+
+/// What the HTTP server serves besides `/health` and `/metrics`, and with how many workers.
+#[derive(Clone)]
+pub struct HttpOptions {
+    pub mounts: Vec<HttpMount>,
+    /// actix worker threads (each runs its own single-threaded runtime).
+    pub workers: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            mounts: Vec::new(),
+            workers: 1,
+        }
+    }
+}
 
 #[derive(Clone)]
 struct State {
@@ -40,6 +61,7 @@ async fn not_found() -> HttpResponse {
 pub fn serve(
     address: SocketAddr,
     render: MetricsRenderer,
+    options: HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<std::io::Result<()>>> {
     let listener = std::net::TcpListener::bind(address)?;
@@ -48,14 +70,18 @@ pub fn serve(
         .spawn(move || {
             actix_web::rt::System::new().block_on(async move {
                 let state = State { render };
+                let mounts = options.mounts;
                 let server = HttpServer::new(move || {
-                    App::new()
+                    let mut app = App::new()
                         .app_data(web::Data::new(state.clone()))
                         .route("/health", web::get().to(health))
-                        .route("/metrics", web::get().to(metrics))
-                        .default_service(web::to(not_found))
+                        .route("/metrics", web::get().to(metrics));
+                    for mount in &mounts {
+                        app = app.configure(|config| mount(config));
+                    }
+                    app.default_service(web::to(not_found))
                 })
-                .workers(1)
+                .workers(options.workers.max(1))
                 .disable_signals()
                 .listen(listener)?
                 .run();

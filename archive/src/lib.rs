@@ -1,0 +1,28 @@
+//! The public per-epoch Solana archive ("Old Faithful" CAR files and their indexes): reading
+//! epochs, building their indexes, writing CARs, and the [`ArchiveStore`] contract through which
+//! the JSON-RPC archive (`server::rpc`) and the insights backfill read blocks and transactions.
+//!
+//! Format reference: `docs/archive.md` (summarising `shared/spec/epoch-archive.md`).
+
+pub mod model;
+pub mod store;
+
+/// Generated prost types of the validator's stored schema (`solana.storage.ConfirmedBlock`).
+pub mod proto {
+    #![allow(clippy::all, missing_docs)]
+    include!(concat!(
+        env!("OUT_DIR"),
+        "/solana.storage.confirmed_block.rs"
+    ));
+}
+
+pub use model::{Block, SignatureInfo, SignatureQuery, Transaction, TransactionInBlock};
+pub use store::{ArchiveError, ArchiveStore, SlotLookup};
+
+/// Slots per epoch: the mainnet constant the archive hard-codes (never read from a file).
+pub const SLOTS_PER_EPOCH: u64 = 432_000;
+
+/// The epoch that holds `slot`.
+pub const fn epoch_of(slot: u64) -> u64 {
+    slot / SLOTS_PER_EPOCH
+}
