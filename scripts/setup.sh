@@ -10,6 +10,7 @@ apt_packages=(
   iproute2   # network namespaces and veth pairs for the receive-path tests
   python3
   python3-venv  # the Python gRPC client test's virtualenv
+  openssl       # test certificates for the gRPC TLS test
 )
 missing=()
 for package in "${apt_packages[@]}"; do

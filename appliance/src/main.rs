@@ -11,6 +11,7 @@ mod metrics;
 mod programs;
 
 mod run;
+mod security;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -26,6 +26,7 @@ use server::updates::{Placement, transaction_updates};
 
 use crate::metrics::{Metrics, WorkerCounters};
 use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
+use tonic::codec::CompressionEncoding;
 use tracing::{info, warn};
 
 /// The capture replayed when no source is given: two complete slots of the reference fixtures.
@@ -37,6 +38,11 @@ const BUNDLED_CAPTURE: &[&[u8]] = &[
 /// The seed of the replay's signing key: looping replays are signed by this key, which the decode
 /// worker then verifies as the leader of every replayed slot.
 const REPLAY_KEY_SEED: [u8; 32] = *b"shred-appliance-replay-leader-01";
+
+/// HTTP/2 PING interval on idle gRPC connections, and how long to wait for the answer before the
+/// connection is dropped (dead peers behind NAT or a cut link are noticed within 30 s).
+const GRPC_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+const GRPC_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Updates a subscriber may fall behind before its stream ends (product decisions §A).
 const SUBSCRIBER_QUEUE_UPDATES: usize = 16_384;
@@ -84,6 +90,8 @@ pub struct RunArgs {
     /// (the broadcast ring's size).
     #[arg(long = "subscriber-queue", default_value_t = SUBSCRIBER_QUEUE_UPDATES)]
     subscriber_queue: usize,
+    #[command(flatten)]
+    security: crate::security::SecurityArgs,
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -95,6 +103,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .init();
     refuse_unsupported(&args)?;
     let registry = crate::programs::registry(&args.program_ids, args.aggregator_id.as_deref())?;
+    let tokens = args.security.tokens()?;
+    let grpc_tls = args.security.grpc_tls()?;
+    if tokens.enabled() {
+        info!(tokens = ?tokens.enabled(), "access tokens required (gRPC x-token, HTTP x-token or Bearer)");
+    }
     let listen = args
         .udp
         .first()
@@ -134,12 +147,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let render: server::http::MetricsRenderer = {
         let metrics = Arc::clone(&metrics);
-        Arc::new(move || metrics.render())
+        let tokens = Arc::clone(&tokens);
+        Arc::new(move || {
+            let mut text = metrics.render();
+            text.push_str(&tokens.render_metrics());
+            text
+        })
     };
     let http = server::http::serve(
         args.http,
         render,
-        server::http::HttpOptions::default(),
+        server::http::HttpOptions {
+            tokens: Arc::clone(&tokens),
+            ..server::http::HttpOptions::default()
+        },
         wait_for_stop(stopped.clone()),
     )
     .with_context(|| format!("HTTP server on {}", args.http))?;
@@ -172,7 +193,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let served = runtime.block_on(serve_grpc(args.grpc, feed, stream_metrics, stop, stopped));
+    let grpc = GrpcOptions {
+        address: args.grpc,
+        tokens,
+        tls: grpc_tls,
+    };
+    let served = runtime.block_on(serve_grpc(grpc, feed, stream_metrics, stop, stopped));
     shutdown.store(true, Ordering::Release);
     worker
         .join()
@@ -205,24 +231,53 @@ fn refuse_unsupported(args: &RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Serves the stream until SIGINT or SIGTERM.
-async fn serve_grpc(
+/// How the gRPC listener is exposed.
+struct GrpcOptions {
     address: SocketAddr,
+    tokens: Arc<server::auth::TokenSet>,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+}
+
+/// Serves the stream until SIGINT or SIGTERM: optional TLS, `x-token` authentication when tokens
+/// are configured, gzip/zstd compression when the client asks, HTTP/2 keepalive, TCP_NODELAY.
+async fn serve_grpc(
+    options: GrpcOptions,
     feed: Feed,
     metrics: Arc<StreamMetrics>,
     stop_sessions: tokio::sync::watch::Sender<bool>,
     sessions_stopped: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
-    let service = StreamService::new(feed, FilterLimits::default(), metrics, sessions_stopped);
-    info!(%address, "serving stream.Stream/SubscribeDecoded");
+    let GrpcOptions {
+        address,
+        tokens,
+        tls,
+    } = options;
+    let service = StreamService::new(feed, FilterLimits::default(), metrics, sessions_stopped)
+        .into_server()
+        .accept_compressed(CompressionEncoding::Gzip)
+        .accept_compressed(CompressionEncoding::Zstd)
+        .send_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Zstd);
+    info!(%address, tls = tls.is_some(), "serving stream.Stream/SubscribeDecoded");
     let stop = async move {
         shutdown_signal().await;
         // End the open streams so the graceful shutdown completes.
         let _ = stop_sessions.send(true);
     };
-    tonic::transport::Server::builder()
-        .http2_keepalive_interval(Some(Duration::from_secs(10)))
-        .add_service(service.into_server())
+    let mut builder = tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .http2_keepalive_interval(Some(GRPC_KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(GRPC_KEEPALIVE_TIMEOUT));
+    if let Some(tls) = tls {
+        builder = builder
+            .tls_config(tls)
+            .context("configuring TLS on the gRPC listener")?;
+    }
+    builder
+        .layer(tonic::service::InterceptorLayer::new(
+            tokens.grpc_interceptor(),
+        ))
+        .add_service(service)
         .serve_with_shutdown(address, stop)
         .await
         .with_context(|| format!("gRPC server on {address}"))?;

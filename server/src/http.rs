@@ -9,7 +9,9 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use actix_web::{App, HttpResponse, HttpServer, web};
+use actix_web::{App, HttpResponse, HttpServer, middleware, web};
+
+use crate::auth::{self, TokenSet};
 
 /// Renders the Prometheus text exposition of every metric.
 pub type MetricsRenderer = Arc<dyn Fn() -> String + Send + Sync>;
@@ -23,6 +25,8 @@ pub struct HttpOptions {
     pub mounts: Vec<HttpMount>,
     /// actix worker threads (each runs its own single-threaded runtime).
     pub workers: usize,
+    /// Accepted tokens (`x-token` or `Authorization: Bearer`); empty means no authentication.
+    pub tokens: Arc<TokenSet>,
 }
 
 impl Default for HttpOptions {
@@ -30,6 +34,7 @@ impl Default for HttpOptions {
         Self {
             mounts: Vec::new(),
             workers: 1,
+            tokens: Arc::new(TokenSet::default()),
         }
     }
 }
@@ -71,15 +76,18 @@ pub fn serve(
             actix_web::rt::System::new().block_on(async move {
                 let state = State { render };
                 let mounts = options.mounts;
+                let tokens = options.tokens;
                 let server = HttpServer::new(move || {
                     let mut app = App::new()
                         .app_data(web::Data::new(state.clone()))
+                        .app_data(web::Data::new(Arc::clone(&tokens)))
                         .route("/health", web::get().to(health))
                         .route("/metrics", web::get().to(metrics));
                     for mount in &mounts {
                         app = app.configure(|config| mount(config));
                     }
                     app.default_service(web::to(not_found))
+                        .wrap(middleware::from_fn(auth::http_middleware))
                 })
                 .workers(options.workers.max(1))
                 .disable_signals()

@@ -9,6 +9,7 @@
 //! session loop), the JSON-RPC archive and the insights API join here with their issues.
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod delta_updates;
 pub mod filter;
 pub mod http;

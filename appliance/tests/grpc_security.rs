@@ -1,0 +1,314 @@
+//! The listeners' protections through the real process: access tokens on gRPC (`x-token`
+//! metadata) and HTTP (`x-token` or `Authorization: Bearer`), `/health` open; gRPC over TLS
+//! (a certificate made by the `openssl` CLI, verified by the client against it) with gzip and
+//! zstd compressed streams when the client asks for them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use stream_proto::stream::stream_client::StreamClient;
+use stream_proto::stream::{SubscribeRequest, subscribe_update::Update};
+use tokio_stream::StreamExt;
+use tonic::codec::CompressionEncoding;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig};
+
+fn free_address() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+struct Appliance {
+    child: Child,
+}
+
+impl Drop for Appliance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The embedded default (bundled replay looping over loopback) with extra flags.
+fn start(grpc: SocketAddr, http: SocketAddr, extra: &[&str]) -> Appliance {
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args([
+            "run",
+            "--grpc",
+            &grpc.to_string(),
+            "--http",
+            &http.to_string(),
+        ])
+        .args(["--replay-rate", "20000"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Appliance { child }
+}
+
+/// Waits until the HTTP listener answers `/health`.
+fn wait_for_health(http: SocketAddr) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if std::net::TcpStream::connect(http).is_ok() && http_get(http, "/health", &[]).0 == 200 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("appliance did not come up on {http}");
+}
+
+/// A plain HTTP/1.1 GET with extra headers: status and body.
+fn http_get(address: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn everything() -> SubscribeRequest {
+    SubscribeRequest {
+        subscriptions: Default::default(),
+        ping_id: None,
+    }
+}
+
+/// Opens a stream with an optional `x-token` and returns the first transaction's slot, or the
+/// status the call ended with.
+async fn first_transaction(
+    mut client: StreamClient<Channel>,
+    token: Option<&str>,
+) -> Result<(u64, tonic::metadata::MetadataMap), tonic::Status> {
+    let mut request = tonic::Request::new(tokio_stream::iter([everything()]));
+    if let Some(token) = token {
+        request
+            .metadata_mut()
+            .insert("x-token", token.parse().unwrap());
+    }
+    let response = client.subscribe_decoded(request).await?;
+    let headers = response.metadata().clone();
+    let mut updates = response.into_inner();
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(30), updates.next())
+            .await
+            .expect("no transaction within 30 s")
+            .expect("stream ended")?;
+        if let Some(Update::Transaction(transaction)) = next.update {
+            return Ok((transaction.slot, headers));
+        }
+    }
+}
+
+async fn plain_channel(grpc: SocketAddr) -> Channel {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match Channel::from_shared(format!("http://{grpc}"))
+            .unwrap()
+            .connect()
+            .await
+        {
+            Ok(channel) => return channel,
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            Err(error) => panic!("no gRPC server on {grpc}: {error}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_guard_grpc_and_http_but_not_health() {
+    let (grpc, http) = (free_address(), free_address());
+    let _appliance = start(
+        grpc,
+        http,
+        &["--auth-token", "s3cret-A", "--auth-token", "s3cret-B"],
+    );
+    wait_for_health(http);
+    let channel = plain_channel(grpc).await;
+
+    for token in [None, Some("wrong"), Some("s3cret-A ")] {
+        let status = first_transaction(StreamClient::new(channel.clone()), token)
+            .await
+            .expect_err("a stream without a valid token must be refused");
+        assert_eq!(status.code(), tonic::Code::Unauthenticated, "{token:?}");
+        assert!(status.message().contains("x-token"), "{status:?}");
+    }
+    for token in ["s3cret-A", "s3cret-B"] {
+        first_transaction(StreamClient::new(channel.clone()), Some(token))
+            .await
+            .expect("a valid token streams");
+    }
+
+    assert_eq!(http_get(http, "/health", &[]).0, 200);
+    let (status, body) = http_get(http, "/metrics", &[]);
+    assert_eq!(status, 401);
+    assert!(body.contains("\"unauthenticated\""), "{body}");
+    assert_eq!(http_get(http, "/metrics", &[("x-token", "nope")]).0, 401);
+    assert_eq!(
+        http_get(http, "/metrics", &[("Authorization", "Bearer nope")]).0,
+        401
+    );
+    assert_eq!(
+        http_get(http, "/metrics", &[("x-token", "s3cret-B")]).0,
+        200
+    );
+    let (status, body) = http_get(http, "/metrics", &[("Authorization", "Bearer s3cret-A")]);
+    assert_eq!(status, 200);
+    assert!(body.contains("appliance_"), "{body}");
+    // Three refused streams, three refused HTTP requests so far.
+    assert!(body.contains("appliance_auth_rejected_total 6\n"), "{body}");
+    // Unknown paths are refused before routing: no information without a token.
+    assert_eq!(http_get(http, "/nowhere", &[]).0, 401);
+    assert_eq!(
+        http_get(http, "/nowhere", &[("x-token", "s3cret-A")]).0,
+        404
+    );
+}
+
+/// A test CA and a `localhost` server certificate signed by it, made by the openssl CLI:
+/// (CA certificate, server certificate, server key).
+fn make_certificates(directory: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let path = |name: &str| directory.join(name);
+    let openssl = |args: &[&str]| {
+        let status = Command::new("openssl")
+            .args(args)
+            .current_dir(directory)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("the openssl CLI is needed to make test certificates");
+        assert!(status.success(), "openssl {args:?}");
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &["-days", "2", "-subj", "/CN=test CA"],
+            &["-keyout", "ca.key", "-out", "ca.pem"],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &["-subj", "/CN=localhost", "-keyout", "server.key"],
+            &["-out", "server.csr"],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        path("server.ext"),
+        "basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.pem",
+    ]);
+    (path("ca.pem"), path("server.pem"), path("server.key"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_listener_streams_compressed_when_asked() {
+    let directory = std::env::temp_dir().join(format!("appliance-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let (ca, cert, key) = make_certificates(&directory);
+    let (grpc, http) = (free_address(), free_address());
+    let _appliance = start(
+        grpc,
+        http,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    wait_for_health(http);
+    let tls = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(std::fs::read(&ca).unwrap()))
+        .domain_name("localhost");
+    let channel = Channel::from_shared(format!("https://localhost:{}", grpc.port()))
+        .unwrap()
+        .tls_config(tls)
+        .unwrap()
+        .connect()
+        .await
+        .expect("TLS handshake with the appliance's certificate");
+
+    let (_, headers) = first_transaction(StreamClient::new(channel.clone()), None)
+        .await
+        .unwrap();
+    assert!(
+        headers.get("grpc-encoding").is_none(),
+        "uncompressed unless asked"
+    );
+    for (encoding, name) in [
+        (CompressionEncoding::Gzip, "gzip"),
+        (CompressionEncoding::Zstd, "zstd"),
+    ] {
+        let client = StreamClient::new(channel.clone()).accept_compressed(encoding);
+        let (_, headers) = first_transaction(client, None).await.unwrap();
+        assert_eq!(
+            headers.get("grpc-encoding").map(|v| v.to_str().unwrap()),
+            Some(name)
+        );
+    }
+
+    // A plaintext client cannot talk to the TLS listener.
+    let plaintext = Channel::from_shared(format!("http://{grpc}"))
+        .unwrap()
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(5))
+        .connect()
+        .await;
+    if let Ok(channel) = plaintext {
+        assert!(
+            first_transaction(StreamClient::new(channel), None)
+                .await
+                .is_err()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&directory);
+}
