@@ -5,6 +5,7 @@
 //! - `appliance decode-tx`: decodes base64 wire transactions, see [`decode_tx`].
 //! - `appliance archive index CAR...`: builds archive indexes (issue 7).
 
+mod config;
 mod decode_file;
 mod decode_tx;
 mod metrics;

@@ -24,6 +24,7 @@ use server::filter::FilterLimits;
 use server::stream_service::{Feed, StreamMetrics, StreamService};
 use server::updates::{Placement, transaction_updates};
 
+use crate::config::Config;
 use crate::metrics::{Metrics, WorkerCounters};
 use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
 use tonic::codec::CompressionEncoding;
@@ -44,15 +45,15 @@ const REPLAY_KEY_SEED: [u8; 32] = *b"shred-appliance-replay-leader-01";
 const GRPC_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 const GRPC_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Updates a subscriber may fall behind before its stream ends (product decisions §A).
-const SUBSCRIBER_QUEUE_UPDATES: usize = 16_384;
-
 /// Arguments of `appliance run`.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// Configuration file (TOML); flags override it.
+    /// Configuration file (TOML, see config/appliance.example.toml); flags override it.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Validate the configuration (file and flags), print the effective settings and exit.
+    #[arg(long = "check-config")]
+    check_config: bool,
     /// Receive shreds on this UDP address (repeatable).
     #[arg(long = "udp")]
     udp: Vec<SocketAddr>,
@@ -62,18 +63,18 @@ pub struct RunArgs {
     /// Replay this shred capture (length-prefixed, pcap or ar).
     #[arg(long)]
     replay: Option<PathBuf>,
-    /// Replay rate in shreds per second.
-    #[arg(long = "replay-rate", default_value_t = 5_000)]
-    replay_rate: u64,
+    /// Replay rate in shreds per second [default: 5000].
+    #[arg(long = "replay-rate")]
+    replay_rate: Option<u64>,
     /// Loop the replay forever.
     #[arg(long = "replay-loop")]
     replay_loop: bool,
-    /// gRPC listen address.
-    #[arg(long, default_value = "127.0.0.1:9000")]
-    grpc: SocketAddr,
-    /// HTTP listen address (/health, /metrics, archive, insights).
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    http: SocketAddr,
+    /// gRPC listen address [default: 127.0.0.1:9000].
+    #[arg(long)]
+    grpc: Option<SocketAddr>,
+    /// HTTP listen address (/health, /metrics, archive, insights) [default: 127.0.0.1:8080].
+    #[arg(long)]
+    http: Option<SocketAddr>,
     /// Archive source directories or URLs (repeatable).
     #[arg(long)]
     archive: Vec<String>,
@@ -87,28 +88,93 @@ pub struct RunArgs {
     #[arg(long = "aggregator-id", value_name = "BASE58")]
     aggregator_id: Option<String>,
     /// Updates a subscriber may fall behind before its stream ends with RESOURCE_EXHAUSTED
-    /// (the broadcast ring's size).
-    #[arg(long = "subscriber-queue", default_value_t = SUBSCRIBER_QUEUE_UPDATES)]
-    subscriber_queue: usize,
+    /// [default: 16384].
+    #[arg(long = "subscriber-queue")]
+    subscriber_queue: Option<usize>,
     #[command(flatten)]
     security: crate::security::SecurityArgs,
 }
 
+impl RunArgs {
+    /// The configuration file (or the defaults) with the flags applied, validated.
+    fn effective_config(&self) -> anyhow::Result<Config> {
+        let mut config = match &self.config {
+            Some(path) => Config::load(path)?,
+            None => Config::default(),
+        };
+        if !self.udp.is_empty() {
+            config.sources.udp.clone_from(&self.udp);
+        }
+        if !self.xdp.is_empty() {
+            config.sources.xdp.clone_from(&self.xdp);
+        }
+        if self.replay.is_some() {
+            config.replay.file.clone_from(&self.replay);
+        }
+        if let Some(rate) = self.replay_rate {
+            config.replay.rate = rate;
+        }
+        config.replay.looping |= self.replay_loop;
+        if let Some(address) = self.grpc {
+            config.grpc.address = address;
+        }
+        if let Some(address) = self.http {
+            config.http.address = address;
+        }
+        if let Some(queue) = self.subscriber_queue {
+            config.grpc.subscriber_queue = queue;
+        }
+        if !self.archive.is_empty() {
+            config.archive.sources.clone_from(&self.archive);
+        }
+        if self.upstream.is_some() {
+            config.archive.upstream.clone_from(&self.upstream);
+        }
+        for pair in &self.program_ids {
+            let Some((name, id)) = pair.split_once('=') else {
+                bail!("--program-id {pair:?}: expected NAME=BASE58");
+            };
+            config.programs.ids.insert(name.to_owned(), id.to_owned());
+        }
+        if self.aggregator_id.is_some() {
+            config.programs.aggregator.clone_from(&self.aggregator_id);
+        }
+        self.security.apply(&mut config);
+        config.validate()?;
+        Ok(config)
+    }
+}
+
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let config = args.effective_config()?;
+    if args.check_config {
+        // The program ids and the token file are checked too, as a start would.
+        crate::programs::registry(
+            &program_pairs(&config),
+            config.programs.aggregator.as_deref(),
+        )?;
+        crate::security::tokens(&config)?;
+        print!("{}", config.to_toml());
+        return Ok(());
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
-    refuse_unsupported(&args)?;
-    let registry = crate::programs::registry(&args.program_ids, args.aggregator_id.as_deref())?;
-    let tokens = args.security.tokens()?;
-    let grpc_tls = args.security.grpc_tls()?;
+    refuse_unsupported(&config)?;
+    let registry = crate::programs::registry(
+        &program_pairs(&config),
+        config.programs.aggregator.as_deref(),
+    )?;
+    let tokens = crate::security::tokens(&config)?;
+    let grpc_tls = crate::security::grpc_tls(&config)?;
     if tokens.enabled() {
         info!(tokens = ?tokens.enabled(), "access tokens required (gRPC x-token, HTTP x-token or Bearer)");
     }
-    let listen = args
+    let listen = config
+        .sources
         .udp
         .first()
         .copied()
@@ -118,10 +184,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let local = socket.local_addr()?;
     info!(%local, "receiving shreds over UDP");
     let shutdown = Arc::new(AtomicBool::new(false));
-    let feed = Feed::new(args.subscriber_queue);
-    let replaying = args.replay.is_some() || args.udp.is_empty();
+    let feed = Feed::new(config.grpc.subscriber_queue);
+    let replaying = config.replay.file.is_some() || config.sources.udp.is_empty();
     // The embedded default loops; a looping replay is re-signed, so its key is the leader.
-    let looping = replaying && (args.replay_loop || args.replay.is_none());
+    let looping = replaying && (config.replay.looping || config.replay.file.is_none());
     let reslotter = Reslotter::new(SigningKey::from_bytes(&REPLAY_KEY_SEED));
     let leaders = if looping {
         let key = LeaderSchedule::key_from_bytes(&reslotter.leader())?;
@@ -134,15 +200,26 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let metrics = Arc::new(Metrics::new(
         Arc::clone(&stream_metrics),
         feed.clone(),
-        args.subscriber_queue,
+        config.grpc.subscriber_queue,
     ));
     let worker = {
+        let decoder_config = config.decoder_config();
         let feed = feed.clone();
         let shutdown = Arc::clone(&shutdown);
         let metrics = Arc::clone(&metrics);
         std::thread::Builder::new()
             .name("decode-worker".into())
-            .spawn(move || decode_worker(&socket, &feed, &shutdown, leaders, &registry, &metrics))?
+            .spawn(move || {
+                decode_worker(
+                    &socket,
+                    &feed,
+                    &shutdown,
+                    decoder_config,
+                    leaders,
+                    &registry,
+                    &metrics,
+                )
+            })?
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let render: server::http::MetricsRenderer = {
@@ -155,7 +232,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         })
     };
     let http = server::http::serve(
-        args.http,
+        config.http.address,
         render,
         server::http::HttpOptions {
             tokens: Arc::clone(&tokens),
@@ -163,16 +240,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         },
         wait_for_stop(stopped.clone()),
     )
-    .with_context(|| format!("HTTP server on {}", args.http))?;
-    info!(address = %args.http, "serving /health and /metrics");
+    .with_context(|| format!("HTTP server on {}", config.http.address))?;
+    info!(address = %config.http.address, "serving /health and /metrics");
     if replaying {
-        let captures = match &args.replay {
+        let captures = match &config.replay.file {
             Some(path) => {
                 vec![std::fs::read(path).with_context(|| format!("reading {}", path.display()))?]
             }
             None => BUNDLED_CAPTURE.iter().map(|bytes| bytes.to_vec()).collect(),
         };
-        let rate = args.replay_rate;
+        let rate = config.replay.rate;
         let shutdown = Arc::clone(&shutdown);
         std::thread::Builder::new()
             .name("replay".into())
@@ -194,7 +271,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     let grpc = GrpcOptions {
-        address: args.grpc,
+        address: config.grpc.address,
+        limits: FilterLimits {
+            max_filters: config.grpc.max_filters,
+            max_keys: config.grpc.max_keys,
+        },
         tokens,
         tls: grpc_tls,
     };
@@ -208,32 +289,41 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     served
 }
 
-fn refuse_unsupported(args: &RunArgs) -> anyhow::Result<()> {
+fn refuse_unsupported(config: &Config) -> anyhow::Result<()> {
     let unsupported = [
-        (args.config.is_some(), "--config"),
-        (!args.xdp.is_empty(), "--xdp"),
-        (!args.archive.is_empty(), "--archive"),
-        (args.upstream.is_some(), "--upstream"),
+        (!config.sources.xdp.is_empty(), "AF_XDP sources (--xdp)"),
+        (
+            !config.archive.sources.is_empty(),
+            "archive sources (--archive)",
+        ),
+        (
+            config.archive.upstream.is_some(),
+            "an upstream validator (--upstream)",
+        ),
     ];
-    if let Some((_, flag)) = unsupported.iter().find(|(given, _)| *given) {
-        bail!("{flag} is not supported by this build yet");
+    if let Some((_, what)) = unsupported.iter().find(|(given, _)| *given) {
+        bail!("{what} are not supported by this build yet");
     }
-    if args.replay_rate == 0 {
-        bail!("--replay-rate must be positive");
-    }
-    if !(1..=1 << 22).contains(&args.subscriber_queue) {
-        bail!("--subscriber-queue must be between 1 and {}", 1 << 22);
-    }
-    if args.udp.len() > 1 {
+    if config.sources.udp.len() > 1 {
         bail!("one --udp source is supported by this build");
     }
-
     Ok(())
+}
+
+/// The `--program-id` form (NAME=BASE58) of the configured overrides.
+fn program_pairs(config: &Config) -> Vec<String> {
+    config
+        .programs
+        .ids
+        .iter()
+        .map(|(name, id)| format!("{name}={id}"))
+        .collect()
 }
 
 /// How the gRPC listener is exposed.
 struct GrpcOptions {
     address: SocketAddr,
+    limits: FilterLimits,
     tokens: Arc<server::auth::TokenSet>,
     tls: Option<tonic::transport::ServerTlsConfig>,
 }
@@ -249,10 +339,11 @@ async fn serve_grpc(
 ) -> anyhow::Result<()> {
     let GrpcOptions {
         address,
+        limits,
         tokens,
         tls,
     } = options;
-    let service = StreamService::new(feed, FilterLimits::default(), metrics, sessions_stopped)
+    let service = StreamService::new(feed, limits, metrics, sessions_stopped)
         .into_server()
         .accept_compressed(CompressionEncoding::Gzip)
         .accept_compressed(CompressionEncoding::Zstd)
@@ -434,11 +525,12 @@ fn decode_worker(
     socket: &UdpSocket,
     feed: &Feed,
     shutdown: &AtomicBool,
+    decoder_config: DecoderConfig,
     leaders: LeaderSchedule,
     registry: &ProgramRegistry,
     metrics: &Metrics,
 ) {
-    let mut decoder = ShredDecoder::new(DecoderConfig::default(), leaders);
+    let mut decoder = ShredDecoder::new(decoder_config, leaders);
     let mut counters = WorkerCounters::default();
     let mut buffer = [0u8; 2048];
     let mut highest_notified: Option<u64> = None;

@@ -11,6 +11,8 @@ use anyhow::{Context, bail};
 use server::auth::TokenSet;
 use tonic::transport::{Identity, ServerTlsConfig};
 
+use crate::config::Config;
+
 #[derive(clap::Args, Debug, Default)]
 pub struct SecurityArgs {
     /// Accept this access token (repeatable). With no token, authentication is off.
@@ -28,42 +30,55 @@ pub struct SecurityArgs {
 }
 
 impl SecurityArgs {
-    /// The configured tokens (empty set: authentication off).
-    pub fn tokens(&self) -> anyhow::Result<Arc<TokenSet>> {
-        let mut tokens = self.auth_tokens.clone();
-        if let Some(path) = &self.auth_token_file {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading --auth-token-file {}", path.display()))?;
-            tokens.extend(
-                text.lines()
-                    .map(str::trim)
-                    .filter(|line| !line.is_empty() && !line.starts_with('#'))
-                    .map(str::to_owned),
-            );
-            if tokens.is_empty() {
-                bail!("--auth-token-file {} holds no token", path.display());
-            }
+    /// Applies the flags over the configuration file's `[auth]` and `[grpc]` TLS settings.
+    pub fn apply(&self, config: &mut Config) {
+        if self.auth_token_file.is_some() {
+            config.auth.token_file.clone_from(&self.auth_token_file);
         }
-        if let Some(bad) = tokens.iter().find(|token| !valid_token(token)) {
-            bail!(
-                "access token {:?}… is not a valid header value (visible ASCII, no spaces)",
-                bad.chars().take(4).collect::<String>()
-            );
+        config.auth.tokens.extend(self.auth_tokens.iter().cloned());
+        if self.tls_cert.is_some() {
+            config.grpc.tls_cert.clone_from(&self.tls_cert);
+            config.grpc.tls_key.clone_from(&self.tls_key);
         }
-        Ok(Arc::new(TokenSet::new(tokens)))
     }
+}
 
-    /// The gRPC listener's TLS configuration, when asked for.
-    pub fn grpc_tls(&self) -> anyhow::Result<Option<ServerTlsConfig>> {
-        let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else {
-            return Ok(None);
-        };
-        let read = |path: &PathBuf, what: &str| {
-            std::fs::read(path).with_context(|| format!("reading {what} {}", path.display()))
-        };
-        let identity = Identity::from_pem(read(cert, "--tls-cert")?, read(key, "--tls-key")?);
-        Ok(Some(ServerTlsConfig::new().identity(identity)))
+/// The configured tokens (empty set: authentication off).
+pub fn tokens(config: &Config) -> anyhow::Result<Arc<TokenSet>> {
+    let mut tokens = config.auth.tokens.clone();
+    if let Some(path) = &config.auth.token_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the token file {}", path.display()))?;
+        let before = tokens.len();
+        tokens.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .map(str::to_owned),
+        );
+        if tokens.len() == before {
+            bail!("the token file {} holds no token", path.display());
+        }
     }
+    if let Some(bad) = tokens.iter().find(|token| !valid_token(token)) {
+        bail!(
+            "access token {:?}… is not a valid header value (visible ASCII, no spaces)",
+            bad.chars().take(4).collect::<String>()
+        );
+    }
+    Ok(Arc::new(TokenSet::new(tokens)))
+}
+
+/// The gRPC listener's TLS configuration, when asked for.
+pub fn grpc_tls(config: &Config) -> anyhow::Result<Option<ServerTlsConfig>> {
+    let (Some(cert), Some(key)) = (&config.grpc.tls_cert, &config.grpc.tls_key) else {
+        return Ok(None);
+    };
+    let read = |path: &PathBuf, what: &str| {
+        std::fs::read(path).with_context(|| format!("reading the TLS {what} {}", path.display()))
+    };
+    let identity = Identity::from_pem(read(cert, "certificate")?, read(key, "key")?);
+    Ok(Some(ServerTlsConfig::new().identity(identity)))
 }
 
 fn valid_token(token: &str) -> bool {

@@ -1,0 +1,89 @@
+//! `appliance run --config FILE [--check-config]`: the file and the flags merge (flags win), every
+//! bound is validated with an error naming the field, and `--check-config` prints the effective
+//! configuration and exits without starting anything.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn example() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config/appliance.example.toml")
+}
+
+fn check(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["run", "--check-config"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("appliance-config-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn flags_override_the_file_and_the_result_is_printed() {
+    let output = check(&[
+        "--config",
+        example().to_str().unwrap(),
+        "--grpc",
+        "127.0.0.1:9555",
+        "--subscriber-queue",
+        "512",
+        "--udp",
+        "0.0.0.0:8001",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let printed: toml::Value = toml::from_str(&String::from_utf8(output.stdout).unwrap()).unwrap();
+    assert_eq!(printed["grpc"]["address"].as_str(), Some("127.0.0.1:9555"));
+    assert_eq!(printed["grpc"]["subscriber_queue"].as_integer(), Some(512));
+    assert_eq!(printed["grpc"]["max_filters"].as_integer(), Some(64));
+    assert_eq!(printed["sources"]["udp"][0].as_str(), Some("0.0.0.0:8001"));
+    assert_eq!(printed["http"]["address"].as_str(), Some("127.0.0.1:8080"));
+}
+
+#[test]
+fn file_values_apply_when_no_flag_overrides_them() {
+    let path = temp_file(
+        "partial.toml",
+        "[http]\naddress = \"127.0.0.1:8181\"\n[decoder]\nslot_lookback = 32\n",
+    );
+    let output = check(&["--config", path.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let printed: toml::Value = toml::from_str(&String::from_utf8(output.stdout).unwrap()).unwrap();
+    assert_eq!(printed["http"]["address"].as_str(), Some("127.0.0.1:8181"));
+    assert_eq!(printed["decoder"]["slot_lookback"].as_integer(), Some(32));
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn bad_configurations_fail_with_the_field_named() {
+    let cases = [
+        ("[grpc]\nsubscriber_queu = 5\n", "subscriber_queu"),
+        ("[sources]\nring_slots = 1000\n", "sources.ring_slots"),
+        (
+            "[decoder]\nmax_pending_batches = 0\n",
+            "decoder.max_pending_batches",
+        ),
+        ("[programs.ids]\nALPHA_FUN = \"not-base58!\"\n", "ALPHA_FUN"),
+        (
+            "[auth]\ntoken_file = \"/nonexistent/tokens\"\n",
+            "/nonexistent/tokens",
+        ),
+    ];
+    for (index, (text, named)) in cases.iter().enumerate() {
+        let path = temp_file(&format!("bad-{index}.toml"), text);
+        let output = check(&["--config", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{text} was accepted");
+        assert!(stderr.contains(named), "{text}: {stderr}");
+        let _ = std::fs::remove_file(path);
+    }
+    let output = check(&["--subscriber-queue", "0"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("grpc.subscriber_queue"));
+}
