@@ -171,6 +171,9 @@ pub struct Decoder {
     pub max_batch_bytes: usize,
     /// Complete batches waiting to be decoded.
     pub max_pending_batches: usize,
+    /// Check Merkle proofs, leader signatures and chained roots. Turn off only for a trusted
+    /// feed (a shredstream from one's own validator): forged shreds would then be decoded.
+    pub authenticate: bool,
 }
 
 impl Default for Decoder {
@@ -185,6 +188,7 @@ impl Default for Decoder {
             max_slots_ahead: defaults.max_slots_ahead,
             max_batch_bytes: defaults.max_batch_bytes,
             max_pending_batches: defaults.max_pending_batches,
+            authenticate: defaults.fec.authenticate,
         }
     }
 }
@@ -344,6 +348,7 @@ impl Config {
         config.max_slots_ahead = d.max_slots_ahead;
         config.max_batch_bytes = d.max_batch_bytes;
         config.max_pending_batches = d.max_pending_batches;
+        config.fec.authenticate = d.authenticate;
         config
     }
 }

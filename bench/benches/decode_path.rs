@@ -10,7 +10,9 @@
 //!
 //! `unchecked` runs without a leader schedule (Merkle proofs still bind shreds to their set's
 //! root); `checked` verifies one leader signature per set with the per-slot schedule of the
-//! manifest. A fresh decoder per iteration is built in the untimed setup ([`bench::decoder_config`],
+//! manifest; `unauthenticated` is the trusted-feed mode (`FecConfig::authenticate = false`: no
+//! Merkle proofs, signatures or links, recovered shreds not re-authenticated), the same work as
+//! the reference implementation's decode path that the goal is measured against. A fresh decoder per iteration is built in the untimed setup ([`bench::decoder_config`],
 //! 128-set FEC pool) and dropped after the timed region; [`bench::PrefaultAlloc`] keeps the pools'
 //! first-touch page faults in the setup.
 
@@ -48,14 +50,44 @@ fn decode_path(c: &mut Criterion) {
     let full = bench::full_records();
     let mut group = c.benchmark_group("decode_path");
     group.sampling_mode(SamplingMode::Flat).sample_size(20);
-    for (name, records, leaders) in [
-        ("lossy_files/unchecked", &lossy, LeaderSchedule::Unchecked),
-        ("lossy_files/checked", &lossy, checked.clone()),
-        ("full_files/unchecked", &full, LeaderSchedule::Unchecked),
-        ("full_files/checked", &full, checked),
+    let authenticated = bench::decoder_config();
+    let mut unauthenticated = bench::decoder_config();
+    unauthenticated.fec.authenticate = false;
+    for (name, records, leaders, config) in [
+        (
+            "lossy_files/unauthenticated",
+            &lossy,
+            LeaderSchedule::Unchecked,
+            unauthenticated,
+        ),
+        (
+            "lossy_files/unchecked",
+            &lossy,
+            LeaderSchedule::Unchecked,
+            authenticated,
+        ),
+        (
+            "lossy_files/checked",
+            &lossy,
+            checked.clone(),
+            authenticated,
+        ),
+        (
+            "full_files/unauthenticated",
+            &full,
+            LeaderSchedule::Unchecked,
+            unauthenticated,
+        ),
+        (
+            "full_files/unchecked",
+            &full,
+            LeaderSchedule::Unchecked,
+            authenticated,
+        ),
+        ("full_files/checked", &full, checked, authenticated),
     ] {
         // One untimed pass: nothing rejected, every batch and transaction of the fixtures comes out.
-        let mut decoder = ShredDecoder::new(bench::decoder_config(), leaders.clone());
+        let mut decoder = ShredDecoder::new(config, leaders.clone());
         let summary = bench::decode_all(&mut decoder, records);
         let counters = decoder.fec_counters();
         println!("decode_path {name}: {summary:?}, {counters:?}");
@@ -70,7 +102,7 @@ fn decode_path(c: &mut Criterion) {
         group.throughput(Throughput::Elements(records.len() as u64));
         group.bench_function(name, |b| {
             b.iter_batched(
-                || ShredDecoder::new(bench::decoder_config(), leaders.clone()),
+                || ShredDecoder::new(config, leaders.clone()),
                 |mut decoder| {
                     std::hint::black_box(bench::decode_all(&mut decoder, records));
                     decoder // dropped outside the timed region

@@ -223,7 +223,7 @@ struct DecoderRun {
 impl DecoderRun {
     /// Bit 0: allow unchained variants; bit 1: require the fixtures' shred version; bit 2: two
     /// FEC sets in flight, so the fixture's five interleaved sets evict each other (else eight);
-    /// bit 3: drain after every datagram.
+    /// bit 3: drain after every datagram; bit 4: trusted-feed mode (no authentication).
     fn new(knobs: u8) -> Self {
         let bit = |n: u32| knobs >> n & 1 == 1;
         let config = DecoderConfig {
@@ -234,6 +234,7 @@ impl DecoderRun {
             fec: FecConfig {
                 max_sets_in_flight: if bit(2) { 2 } else { 8 },
                 completed_sets_remembered: 4,
+                authenticate: !bit(4),
             },
             deshred: DeshredConfig {
                 max_slots_in_flight: 2,

@@ -137,6 +137,73 @@ fn every_lossy_slot_decodes_to_the_manifest_conformance() {
     }
 }
 
+/// Trusted-feed mode (no Merkle proofs, signatures or links checked) decodes the same entries:
+/// grouping, recovery and deshredding do not depend on authentication.
+#[test]
+fn every_lossy_slot_decodes_the_same_without_authentication_conformance() {
+    let manifest = manifest();
+    let mut unauthenticated = config();
+    unauthenticated.fec.authenticate = false;
+    for slot in manifest["slots"].as_array().unwrap() {
+        let file = slot["files"]["lossy"].as_str().unwrap();
+        // No leader schedule either: nothing is verified.
+        let run = decode_capture(
+            &read_fixture(&format!("shreds/{file}")),
+            unauthenticated,
+            LeaderSchedule::Unchecked,
+        );
+        assert!(
+            run.rejected.is_empty(),
+            "{file}: rejected {:?}",
+            run.rejected
+        );
+        check_slot(&run, slot);
+        assert_eq!(
+            run.sets_completed,
+            slot["num_fec_sets"].as_u64().unwrap(),
+            "{file}"
+        );
+    }
+}
+
+/// Without authentication, a shred whose signature bytes differ from its set's first shred is
+/// still refused (it cannot belong to the same signed set), while a shred with a corrupted proof
+/// is accepted: that is exactly what authentication adds.
+#[test]
+fn unauthenticated_mode_checks_signatures_bytes_but_not_proofs_conformance() {
+    let manifest = manifest();
+    let slot = &manifest["slots"][0];
+    let bytes = read_fixture(&format!(
+        "shreds/{}",
+        slot["files"]["full"].as_str().unwrap()
+    ));
+    let payloads: Vec<Vec<u8>> = framing::records(&bytes)
+        .map(|record| record.unwrap().payload.to_vec())
+        .collect();
+    for authenticate in [true, false] {
+        let mut config = config();
+        config.fec.authenticate = authenticate;
+        let mut decoder = ShredDecoder::new(config, schedule(&manifest));
+        decoder.ingest(&payloads[0], 0);
+        // Same set (first payload's set), last proof byte flipped.
+        let mut bad_proof = payloads[1].clone();
+        let last = bad_proof.len() - 1;
+        bad_proof[last] ^= 1;
+        let outcome = decoder.ingest(&bad_proof, 0);
+        assert_eq!(
+            matches!(outcome, decoder::decoder::ShredOutcome::Rejected { .. }),
+            authenticate,
+            "authenticate = {authenticate}: {outcome:?}"
+        );
+        let mut bad_signature = payloads[2].clone();
+        bad_signature[0] ^= 1;
+        assert!(matches!(
+            decoder.ingest(&bad_signature, 0),
+            decoder::decoder::ShredOutcome::Rejected { .. }
+        ));
+    }
+}
+
 #[test]
 fn all_slots_through_one_decoder_conformance() {
     let manifest = manifest();

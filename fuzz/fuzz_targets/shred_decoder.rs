@@ -54,7 +54,8 @@ fuzz_target!(|input: &[u8]| {
 
 /// Bit 0: allow unchained variants. Bit 1: require the fixtures' shred version. Bits 2–3: 1, 2, 4
 /// or 8 FEC sets in flight. Bit 4: one pending batch (else 4). Bit 5: one deshred slot (else 2).
-/// Bit 6: 4 KiB batches at most (else 64 KiB). Bit 7: drain after every datagram.
+/// Bit 6: 4 KiB batches at most (else 64 KiB). Bit 7: drain after every datagram. Bits 4 and 5
+/// both set: trusted-feed mode (no authentication).
 fn config(knobs: u8) -> DecoderConfig {
     let bit = |n: u32| knobs >> n & 1 == 1;
     DecoderConfig {
@@ -65,6 +66,7 @@ fn config(knobs: u8) -> DecoderConfig {
         fec: FecConfig {
             max_sets_in_flight: 1 << (knobs >> 2 & 3),
             completed_sets_remembered: 4,
+            authenticate: !(bit(4) && bit(5)),
         },
         deshred: DeshredConfig {
             max_slots_in_flight: if bit(5) { 1 } else { 2 },
