@@ -626,7 +626,7 @@ mod tests {
         let (mut resolver, set_slot) = resolver_with_31_data_shreds();
         plant_coding_shred(&mut resolver, set_slot, None);
         let set = &mut resolver.sets[set_slot as usize];
-        recovery::recover(set, &mut resolver.coder).unwrap();
+        recovery::recover(set, &mut resolver.coder, true).unwrap();
         assert_eq!(&set.buffers[31][..1203], first_set()[31]);
     }
 
@@ -637,7 +637,7 @@ mod tests {
         plant_coding_shred(&mut resolver, set_slot, Some(500));
         let set = &mut resolver.sets[set_slot as usize];
         assert_eq!(
-            recovery::recover(set, &mut resolver.coder),
+            recovery::recover(set, &mut resolver.coder, true),
             Err(RecoveryError::RootMismatch)
         );
     }
