@@ -4,8 +4,17 @@
 //!
 //! Format reference: `docs/archive.md` (summarising `shared/spec/epoch-archive.md`).
 
+pub mod car;
+pub mod cid;
+pub mod error;
+pub mod frame;
+pub mod meta;
 pub mod model;
+pub mod node;
 pub mod store;
+pub mod txerror;
+pub mod txwire;
+pub mod varint;
 
 /// Generated prost types of the validator's stored schema (`solana.storage.ConfirmedBlock`).
 pub mod proto {
@@ -16,6 +25,8 @@ pub mod proto {
     ));
 }
 
+pub use cid::Cid;
+pub use error::FormatError;
 pub use model::{Block, SignatureInfo, SignatureQuery, Transaction, TransactionInBlock};
 pub use store::{ArchiveError, ArchiveStore, SlotLookup};
 
