@@ -4,6 +4,7 @@
 //!
 //! Format reference: `docs/archive.md` (summarising `shared/spec/epoch-archive.md`).
 
+pub mod block;
 pub mod car;
 pub mod cid;
 pub mod error;
@@ -12,9 +13,11 @@ pub mod meta;
 pub mod model;
 pub mod node;
 pub mod store;
+pub mod synth;
 pub mod txerror;
 pub mod txwire;
 pub mod varint;
+pub mod writer;
 
 /// Generated prost types of the validator's stored schema (`solana.storage.ConfirmedBlock`).
 pub mod proto {
