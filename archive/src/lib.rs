@@ -5,13 +5,16 @@
 //! Format reference: `docs/archive.md` (summarising `shared/spec/epoch-archive.md`).
 
 pub mod block;
+pub mod build;
 pub mod car;
 pub mod cid;
 pub mod error;
 pub mod frame;
+pub mod index;
 pub mod meta;
 pub mod model;
 pub mod node;
+pub mod readat;
 pub mod store;
 pub mod synth;
 pub mod txerror;
