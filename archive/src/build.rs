@@ -158,7 +158,8 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
         KIND_BLOCKHASH,
         KIND_ADDRESS,
     ];
-    let (built, skipped): (Vec<&'static str>, Vec<&'static str>) = kinds.iter().partition(|k| want(k));
+    let (built, skipped): (Vec<&'static str>, Vec<&'static str>) =
+        kinds.iter().partition(|k| want(k));
     let mut report = BuildReport {
         car: path.clone(),
         root,
@@ -188,9 +189,15 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
             .map_err(|e| builder_err(BuildError::Io(e)))
     };
     let has = |k: &str| built.contains(&k);
-    let mut slot_to_cid = has(KIND_SLOT_TO_CID).then(|| compact("slot", 8, NODE_CID_LEN)).transpose()?;
-    let mut sig_to_cid = has(KIND_SIG_TO_CID).then(|| compact("sig", 64, NODE_CID_LEN)).transpose()?;
-    let mut cid_to_offset = has(KIND_CID_TO_OFFSET).then(|| compact("cid", NODE_CID_LEN, 9)).transpose()?;
+    let mut slot_to_cid = has(KIND_SLOT_TO_CID)
+        .then(|| compact("slot", 8, NODE_CID_LEN))
+        .transpose()?;
+    let mut sig_to_cid = has(KIND_SIG_TO_CID)
+        .then(|| compact("sig", 64, NODE_CID_LEN))
+        .transpose()?;
+    let mut cid_to_offset = has(KIND_CID_TO_OFFSET)
+        .then(|| compact("cid", NODE_CID_LEN, 9))
+        .transpose()?;
     let mut sig_exists = has(KIND_SIG_EXISTS)
         .then(|| SigExistsBuilder::new(&work.join("exists"), partitions))
         .transpose()
@@ -246,7 +253,11 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
             }
             // Sizes of 16 MiB and more do not fit the 24-bit field: stored as 0, meaning "read the
             // varint at the offset" (docs/archive.md).
-            let size = if section.size < 1 << 24 { section.size } else { 0 };
+            let size = if section.size < 1 << 24 {
+                section.size
+            } else {
+                0
+            };
             let mut value = [0u8; 9];
             value[..6].copy_from_slice(&section.offset.to_le_bytes()[..6]);
             value[6..].copy_from_slice(&size.to_le_bytes()[..3]);
@@ -268,7 +279,8 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
                 let wire = frame::reassemble(&tx.data, fetch).map_err(format_err)?;
                 let summary = txwire::summarize(&wire).map_err(format_err)?;
                 if let Some(b) = sig_to_cid.as_mut() {
-                    b.add(&summary.first_signature, section.cid.as_bytes()).map_err(builder_err)?;
+                    b.add(&summary.first_signature, section.cid.as_bytes())
+                        .map_err(builder_err)?;
                 }
                 if let Some(b) = sig_exists.as_mut() {
                     b.add(&summary.first_signature)
@@ -293,7 +305,9 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
                         err = status.err.map(|e| e.err);
                     }
                     let index = match tx.index {
-                        Some(i) => u32::try_from(i).map_err(|_| format_err(FormatError::Field("index")))?,
+                        Some(i) => {
+                            u32::try_from(i).map_err(|_| format_err(FormatError::Field("index")))?
+                        }
                         None => pending.len() as u32,
                     };
                     pending.push(TxRecord {
@@ -318,26 +332,29 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
                 }
                 report.epoch = Some(epoch);
                 if let Some(b) = slot_to_cid.as_mut() {
-                    b.add(&block.slot.to_le_bytes(), section.cid.as_bytes()).map_err(builder_err)?;
+                    b.add(&block.slot.to_le_bytes(), section.cid.as_bytes())
+                        .map_err(builder_err)?;
                 }
                 if need_tables {
                     let last_entry = block
                         .entries
                         .last()
                         .ok_or_else(|| format_err(FormatError::Field("block without entries")))?;
-                    let hash = *entry_hashes
-                        .get(last_entry)
-                        .ok_or_else(|| format_err(FormatError::Field("last entry not in the slot's range")))?;
+                    let hash = *entry_hashes.get(last_entry).ok_or_else(|| {
+                        format_err(FormatError::Field("last entry not in the slot's range"))
+                    })?;
                     let end = section.offset + section.size;
-                    let len = u32::try_from(end - range_start)
-                        .map_err(|_| format_err(FormatError::Index("slot range over 4 GiB".into())))?;
+                    let len = u32::try_from(end - range_start).map_err(|_| {
+                        format_err(FormatError::Index("slot range over 4 GiB".into()))
+                    })?;
                     tables
                         .get_or_insert_with(|| SlotTables::new(epoch))
                         .set(block.slot, block.blocktime, (range_start, len), hash)
                         .map_err(format_err)?;
                 }
                 if let Some(b) = address.as_mut() {
-                    b.add_block(block.blocktime, &pending).map_err(builder_err)?;
+                    b.add_block(block.blocktime, &pending)
+                        .map_err(builder_err)?;
                 }
                 pending.clear();
                 entry_hashes.clear();
@@ -348,24 +365,32 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
         }
     }
     bar.set_position(size);
-    let epoch = report.epoch.ok_or_else(|| IndexBuildError::NoBlocks { path: path.clone() })?;
+    let epoch = report
+        .epoch
+        .ok_or_else(|| IndexBuildError::NoBlocks { path: path.clone() })?;
     let meta_with = |kind: Option<&str>| IndexMeta::standard(kind, epoch, &root, NETWORK);
     bar.set_message(format!("{}: sealing", path.display()));
     if let Some(b) = slot_to_cid {
-        b.finish(&paths.slot_to_cid, &meta_with(Some(KIND_SLOT_TO_CID))).map_err(builder_err)?;
+        b.finish(&paths.slot_to_cid, &meta_with(Some(KIND_SLOT_TO_CID)))
+            .map_err(builder_err)?;
     }
     if let Some(b) = sig_to_cid {
-        b.finish(&paths.sig_to_cid, &meta_with(Some(KIND_SIG_TO_CID))).map_err(builder_err)?;
+        b.finish(&paths.sig_to_cid, &meta_with(Some(KIND_SIG_TO_CID)))
+            .map_err(builder_err)?;
     }
     if let Some(b) = cid_to_offset {
-        b.finish(&paths.cid_to_offset, &meta_with(Some(KIND_CID_TO_OFFSET))).map_err(builder_err)?;
+        b.finish(&paths.cid_to_offset, &meta_with(Some(KIND_CID_TO_OFFSET)))
+            .map_err(builder_err)?;
     }
     if let Some(b) = sig_exists {
-        b.finish(&paths.sig_exists, &meta_with(None)).map_err(builder_err)?;
+        b.finish(&paths.sig_exists, &meta_with(None))
+            .map_err(builder_err)?;
     }
     let tables = tables.unwrap_or_else(|| SlotTables::new(epoch));
     if has(KIND_BLOCKTIME) {
-        tables.write_blocktime(&paths.slot_to_blocktime).map_err(io)?;
+        tables
+            .write_blocktime(&paths.slot_to_blocktime)
+            .map_err(io)?;
     }
     if has(KIND_RANGES) {
         tables.write_ranges(&paths.slot_ranges).map_err(io)?;
@@ -376,7 +401,8 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
             .map_err(format_err)?;
     }
     if let Some(b) = address {
-        b.finish(&paths.address, &meta_with(Some("asig-txs"))).map_err(builder_err)?;
+        b.finish(&paths.address, &meta_with(Some("asig-txs")))
+            .map_err(builder_err)?;
     }
     let _ = fs::remove_dir_all(&work);
     bar.finish_and_clear();

@@ -11,6 +11,7 @@ pub mod cid;
 pub mod error;
 pub mod frame;
 pub mod index;
+pub mod local;
 pub mod meta;
 pub mod model;
 pub mod node;
@@ -33,6 +34,7 @@ pub mod proto {
 
 pub use cid::Cid;
 pub use error::FormatError;
+pub use local::LocalArchive;
 pub use model::{Block, SignatureInfo, SignatureQuery, Transaction, TransactionInBlock};
 pub use store::{ArchiveError, ArchiveStore, SlotLookup};
 

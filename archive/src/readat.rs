@@ -46,7 +46,11 @@ impl ReadAt for LocalFile {
         if end.is_none_or(|end| end > self.len) {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
-                format!("read of {} bytes at {offset} past the end ({})", buf.len(), self.len),
+                format!(
+                    "read of {} bytes at {offset} past the end ({})",
+                    buf.len(),
+                    self.len
+                ),
             ));
         }
         FileExt::read_exact_at(&self.file, buf, offset)

@@ -59,7 +59,10 @@ impl AddressIndexBuilder {
         let partitions = partitions.max(1).next_power_of_two();
         let mut postings = Vec::with_capacity(partitions as usize);
         for p in 0..partitions {
-            postings.push(BufWriter::with_capacity(64 << 10, File::create(dir.join(format!("post-{p:05}")))?));
+            postings.push(BufWriter::with_capacity(
+                64 << 10,
+                File::create(dir.join(format!("post-{p:05}")))?,
+            ));
         }
         Ok(AddressIndexBuilder {
             dir: dir.to_path_buf(),
@@ -67,7 +70,12 @@ impl AddressIndexBuilder {
             extras: BufWriter::with_capacity(1 << 20, File::create(dir.join("extras"))?),
             extras_len: 0,
             count: 0,
-            sig_to_ordinal: CompactBuilder::new(&dir.join("sig"), 64, 4, CompactOptions { partitions })?,
+            sig_to_ordinal: CompactBuilder::new(
+                &dir.join("sig"),
+                64,
+                4,
+                CompactOptions { partitions },
+            )?,
             postings,
         })
     }
@@ -76,14 +84,18 @@ impl AddressIndexBuilder {
     pub fn add_block(&mut self, block_time: i64, txs: &[TxRecord]) -> Result<(), BuildError> {
         for tx in txs {
             let ordinal = self.count;
-            self.count = self
-                .count
-                .checked_add(1)
-                .ok_or_else(|| FormatError::Index("more than 2^32 transactions in one CAR".into()))?;
+            self.count = self.count.checked_add(1).ok_or_else(|| {
+                FormatError::Index("more than 2^32 transactions in one CAR".into())
+            })?;
             let err = tx.err.as_deref().unwrap_or_default();
             let memo = tx.memo.as_deref().unwrap_or_default().as_bytes();
-            let err_len = u16::try_from(err.len()).map_err(|_| FormatError::Index("error over 64 KiB".into()))?;
-            let extra_len = if err.is_empty() && memo.is_empty() { 0 } else { 2 + err.len() + memo.len() };
+            let err_len = u16::try_from(err.len())
+                .map_err(|_| FormatError::Index("error over 64 KiB".into()))?;
+            let extra_len = if err.is_empty() && memo.is_empty() {
+                0
+            } else {
+                2 + err.len() + memo.len()
+            };
             let mut row = [0u8; ROW_LEN as usize];
             row[..64].copy_from_slice(&tx.signature);
             row[64..72].copy_from_slice(&tx.slot.to_le_bytes());
@@ -98,7 +110,8 @@ impl AddressIndexBuilder {
                 self.extras.write_all(memo)?;
                 self.extras_len += extra_len as u64;
             }
-            self.sig_to_ordinal.add(&tx.signature, &ordinal.to_le_bytes())?;
+            self.sig_to_ordinal
+                .add(&tx.signature, &ordinal.to_le_bytes())?;
             let mut addresses = tx.addresses.clone();
             addresses.sort_unstable();
             addresses.dedup();
@@ -122,8 +135,11 @@ impl AddressIndexBuilder {
             postings,
             ..
         } = self;
-        rows.into_inner().map_err(|e| BuildError::Io(e.into_error()))?;
-        extras.into_inner().map_err(|e| BuildError::Io(e.into_error()))?;
+        rows.into_inner()
+            .map_err(|e| BuildError::Io(e.into_error()))?;
+        extras
+            .into_inner()
+            .map_err(|e| BuildError::Io(e.into_error()))?;
         // txs: header, rows, extras.
         let tmp = out.txs.with_extension("index.tmp");
         {
@@ -136,13 +152,20 @@ impl AddressIndexBuilder {
             file.write_all(&header)?;
             io::copy(&mut File::open(dir.join("rows"))?, &mut file)?;
             io::copy(&mut File::open(dir.join("extras"))?, &mut file)?;
-            file.into_inner().map_err(|e| BuildError::Io(e.into_error()))?.sync_all()?;
+            file.into_inner()
+                .map_err(|e| BuildError::Io(e.into_error()))?
+                .sync_all()?;
         }
         fs::rename(&tmp, &out.txs)?;
         sig_to_ordinal.finish(&out.sig_to_ordinal, &with_kind(meta, "asig-sig-to-ordinal"))?;
         // Postings, partition by partition, and the directory over them.
         let partitions = postings.len() as u32;
-        let mut directory = CompactBuilder::new(&dir.join("dir"), 32, DIR_VALUE_LEN, CompactOptions { partitions })?;
+        let mut directory = CompactBuilder::new(
+            &dir.join("dir"),
+            32,
+            DIR_VALUE_LEN,
+            CompactOptions { partitions },
+        )?;
         let tmp = out.postings.with_extension("index.tmp");
         let mut file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         let mut header = Vec::new();
@@ -152,7 +175,8 @@ impl AddressIndexBuilder {
         file.write_all(&header)?;
         let mut pos = header.len() as u64;
         for (p, part) in postings.into_iter().enumerate() {
-            part.into_inner().map_err(|e| BuildError::Io(e.into_error()))?;
+            part.into_inner()
+                .map_err(|e| BuildError::Io(e.into_error()))?;
             let path = dir.join(format!("post-{p:05}"));
             let mut raw = Vec::new();
             BufReader::new(File::open(&path)?).read_to_end(&mut raw)?;
@@ -188,7 +212,9 @@ impl AddressIndexBuilder {
                 i = j;
             }
         }
-        file.into_inner().map_err(|e| BuildError::Io(e.into_error()))?.sync_all()?;
+        file.into_inner()
+            .map_err(|e| BuildError::Io(e.into_error()))?
+            .sync_all()?;
         fs::rename(&tmp, &out.postings)?;
         directory.finish(&out.directory, &with_kind(meta, "asig-address-to-postings"))?;
         fs::remove_dir_all(&dir).ok();
@@ -199,7 +225,8 @@ impl AddressIndexBuilder {
 fn with_kind(meta: &IndexMeta, kind: &str) -> IndexMeta {
     let mut meta = meta.clone();
     meta.pairs.retain(|(k, _)| k != b"kind");
-    meta.pairs.insert(0, (b"kind".to_vec(), kind.as_bytes().to_vec()));
+    meta.pairs
+        .insert(0, (b"kind".to_vec(), kind.as_bytes().to_vec()));
     meta
 }
 
@@ -214,7 +241,12 @@ pub struct AddressIndexPaths {
 
 impl AddressIndexPaths {
     pub fn all(&self) -> [&Path; 4] {
-        [&self.txs, &self.sig_to_ordinal, &self.postings, &self.directory]
+        [
+            &self.txs,
+            &self.sig_to_ordinal,
+            &self.postings,
+            &self.directory,
+        ]
     }
 }
 
@@ -251,7 +283,9 @@ impl<R: ReadAt> AddressIndex<R> {
         if meta_len > 4096 {
             return Err(FormatError::Index("asig-txs metadata length".into()));
         }
-        let rest = txs.read_vec(12, meta_len + 8).map_err(io_err("asig-txs header"))?;
+        let rest = txs
+            .read_vec(12, meta_len + 8)
+            .map_err(io_err("asig-txs header"))?;
         let (meta, _) = IndexMeta::parse(&rest[..meta_len])?;
         let mut c = [0u8; 8];
         c.copy_from_slice(&rest[meta_len..]);
@@ -260,9 +294,13 @@ impl<R: ReadAt> AddressIndex<R> {
         if count > u64::from(u32::MAX) || txs.len() < rows_start + count * ROW_LEN {
             return Err(FormatError::Index("asig-txs is truncated".into()));
         }
-        let postings_head = postings.read_vec(0, 8).map_err(io_err("asig-postings header"))?;
+        let postings_head = postings
+            .read_vec(0, 8)
+            .map_err(io_err("asig-postings header"))?;
         if postings_head != POSTINGS_MAGIC {
-            return Err(FormatError::Index("not an asig-postings file (magic)".into()));
+            return Err(FormatError::Index(
+                "not an asig-postings file (magic)".into(),
+            ));
         }
         Ok(AddressIndex {
             txs,
@@ -301,7 +339,11 @@ impl<R: ReadAt> AddressIndex<R> {
         let Some(value) = self.sig_to_ordinal.lookup(signature)? else {
             return Ok(None);
         };
-        let ordinal = u32::from_le_bytes(value.try_into().map_err(|_| FormatError::Index("ordinal value".into()))?);
+        let ordinal = u32::from_le_bytes(
+            value
+                .try_into()
+                .map_err(|_| FormatError::Index("ordinal value".into()))?,
+        );
         if u64::from(ordinal) >= self.count {
             return Ok(None);
         }
@@ -315,7 +357,9 @@ impl<R: ReadAt> AddressIndex<R> {
     /// The row of `ordinal`.
     pub fn row(&self, ordinal: u32) -> Result<SignatureInfo, FormatError> {
         if u64::from(ordinal) >= self.count {
-            return Err(FormatError::Index(format!("ordinal {ordinal} out of range")));
+            return Err(FormatError::Index(format!(
+                "ordinal {ordinal} out of range"
+            )));
         }
         let mut row = [0u8; ROW_LEN as usize];
         self.txs
@@ -339,7 +383,9 @@ impl<R: ReadAt> AddressIndex<R> {
                 .read_vec(extras_start + extra_off, extra_len)
                 .map_err(io_err("asig-txs extra"))?;
             let err_len = usize::from(u16::from_le_bytes([extra[0], *extra.get(1).unwrap_or(&0)]));
-            let err_bytes = extra.get(2..2 + err_len).ok_or(FormatError::Index("asig extra".into()))?;
+            let err_bytes = extra
+                .get(2..2 + err_len)
+                .ok_or(FormatError::Index("asig extra".into()))?;
             if !err_bytes.is_empty() {
                 err = Some(err_bytes.to_vec());
             }
@@ -359,7 +405,12 @@ impl<R: ReadAt> AddressIndex<R> {
     }
 
     /// Rows of `address` newest first within `bounds`, at most `limit`.
-    pub fn query(&self, address: &[u8; 32], bounds: OrdinalBounds, limit: usize) -> Result<Vec<SignatureInfo>, FormatError> {
+    pub fn query(
+        &self,
+        address: &[u8; 32],
+        bounds: OrdinalBounds,
+        limit: usize,
+    ) -> Result<Vec<SignatureInfo>, FormatError> {
         let Some(value) = self.directory.lookup(address)? else {
             return Ok(Vec::new());
         };
@@ -371,13 +422,17 @@ impl<R: ReadAt> AddressIndex<R> {
             Ok(head) => head,
             Err(_) => return Ok(Vec::new()),
         };
-        if head[..32] != address[..] || u64::from(u32::from_le_bytes([head[32], head[33], head[34], head[35]])) != count {
+        if head[..32] != address[..]
+            || u64::from(u32::from_le_bytes([head[32], head[33], head[34], head[35]])) != count
+        {
             return Ok(Vec::new()); // a false positive of the directory
         }
         let list = offset + 36;
         let at = |i: u64| -> Result<u32, FormatError> {
             let mut b = [0u8; 4];
-            self.postings.read_exact_at(&mut b, list + 4 * i).map_err(io_err("asig-postings"))?;
+            self.postings
+                .read_exact_at(&mut b, list + 4 * i)
+                .map_err(io_err("asig-postings"))?;
             Ok(u32::from_le_bytes(b))
         };
         // First position whose ordinal is below `below` (the list is descending).

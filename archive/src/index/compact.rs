@@ -97,25 +97,39 @@ impl<R: ReadAt> CompactIndex<R> {
         let mut fixed = [0u8; 12];
         source.read_exact_at(&mut fixed, 0).map_err(io)?;
         if &fixed[..8] != MAGIC {
-            return Err(FormatError::Index("not a compactindexsized file (magic)".into()));
+            return Err(FormatError::Index(
+                "not a compactindexsized file (magic)".into(),
+            ));
         }
         let rest_len = u32::from_le_bytes([fixed[8], fixed[9], fixed[10], fixed[11]]);
         if !(13..=1 << 16).contains(&rest_len) {
             return Err(FormatError::Index(format!("header length {rest_len}")));
         }
         let rest = source.read_vec(12, rest_len as usize).map_err(io)?;
-        let value_size = u64::from_le_bytes(rest[0..8].try_into().map_err(|_| FormatError::Truncated("header"))?);
-        let num_buckets = u32::from_le_bytes(rest[8..12].try_into().map_err(|_| FormatError::Truncated("header"))?);
+        let value_size = u64::from_le_bytes(
+            rest[0..8]
+                .try_into()
+                .map_err(|_| FormatError::Truncated("header"))?,
+        );
+        let num_buckets = u32::from_le_bytes(
+            rest[8..12]
+                .try_into()
+                .map_err(|_| FormatError::Truncated("header"))?,
+        );
         if rest[12] != 1 {
             return Err(FormatError::Index(format!("version {}", rest[12])));
         }
         if value_size == 0 || value_size > 1 << 16 || num_buckets == 0 {
-            return Err(FormatError::Index("value size or bucket count out of range".into()));
+            return Err(FormatError::Index(
+                "value size or bucket count out of range".into(),
+            ));
         }
         let (meta, _) = IndexMeta::parse(&rest[13..])?;
         let header_size = 12 + u64::from(rest_len);
         if header_size + u64::from(num_buckets) * BUCKET_HEADER_LEN > source.len() {
-            return Err(FormatError::Index("bucket table past the end of the file".into()));
+            return Err(FormatError::Index(
+                "bucket table past the end of the file".into(),
+            ));
         }
         Ok(CompactIndex {
             source,
@@ -143,7 +157,10 @@ impl<R: ReadAt> CompactIndex<R> {
         let bucket = bucket_of(key, self.header.num_buckets);
         let mut bh = [0u8; 16];
         self.source
-            .read_exact_at(&mut bh, self.header.header_size + u64::from(bucket) * BUCKET_HEADER_LEN)
+            .read_exact_at(
+                &mut bh,
+                self.header.header_size + u64::from(bucket) * BUCKET_HEADER_LEN,
+            )
             .map_err(io)?;
         let domain = u32::from_le_bytes([bh[0], bh[1], bh[2], bh[3]]);
         let n = u64::from(u32::from_le_bytes([bh[4], bh[5], bh[6], bh[7]]));
@@ -158,7 +175,9 @@ impl<R: ReadAt> CompactIndex<R> {
         let mut entry = vec![0u8; stride as usize];
         let mut i: u64 = 0;
         while i < n {
-            self.source.read_exact_at(&mut entry, table + i * stride).map_err(io)?;
+            self.source
+                .read_exact_at(&mut entry, table + i * stride)
+                .map_err(io)?;
             let hash = u32::from(entry[0]) | u32::from(entry[1]) << 8 | u32::from(entry[2]) << 16;
             if hash == target {
                 return Ok(Some(entry[HASH_LEN..].to_vec()));
@@ -192,7 +211,12 @@ pub struct CompactBuilder {
 
 impl CompactBuilder {
     /// A builder spilling to `dir` (created; removed by [`CompactBuilder::finish`]).
-    pub fn new(dir: &Path, key_len: usize, value_len: usize, options: CompactOptions) -> std::io::Result<Self> {
+    pub fn new(
+        dir: &Path,
+        key_len: usize,
+        value_len: usize,
+        options: CompactOptions,
+    ) -> std::io::Result<Self> {
         fs::create_dir_all(dir)?;
         let partitions = options.partitions.max(1).next_power_of_two();
         let mut parts = Vec::with_capacity(partitions as usize);
@@ -213,12 +237,16 @@ impl CompactBuilder {
     /// Adds one pair; a later pair with the same key replaces an earlier one.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<(), BuildError> {
         if key.len() != self.key_len || value.len() != self.value_len {
-            return Err(BuildError::Format(FormatError::Index("key or value of the wrong size".into())));
+            return Err(BuildError::Format(FormatError::Index(
+                "key or value of the wrong size".into(),
+            )));
         }
         let h = xxh64(key, 0);
         if h < 1 << 32 {
             if self.suspicious.len() >= 1 << 20 {
-                return Err(BuildError::Format(FormatError::Index("too many low key hashes".into())));
+                return Err(BuildError::Format(FormatError::Index(
+                    "too many low key hashes".into(),
+                )));
             }
             let mut record = key.to_vec();
             record.extend_from_slice(value);
@@ -250,12 +278,16 @@ impl CompactBuilder {
         let partitions = parts.len() as u32;
         let mut part_paths = Vec::with_capacity(parts.len());
         for (p, part) in parts.into_iter().enumerate() {
-            part.into_inner().map_err(|e| BuildError::Io(e.into_error()))?.sync_data().ok();
+            part.into_inner()
+                .map_err(|e| BuildError::Io(e.into_error()))?
+                .sync_data()
+                .ok();
             part_paths.push(dir.join(format!("part-{p:05}")));
         }
         let wanted = count.div_ceil(TARGET_BUCKET_ENTRIES).max(1);
-        let num_buckets = u32::try_from(wanted.div_ceil(u64::from(partitions)) * u64::from(partitions))
-            .map_err(|_| BuildError::Format(FormatError::Index("too many buckets".into())))?;
+        let num_buckets =
+            u32::try_from(wanted.div_ceil(u64::from(partitions)) * u64::from(partitions))
+                .map_err(|_| BuildError::Format(FormatError::Index("too many buckets".into())))?;
         let tmp = out.with_extension("index.tmp");
         let mut file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         let mut header = Vec::with_capacity(64 + meta.encoded_len());
@@ -287,16 +319,26 @@ impl CompactBuilder {
                 records.extend_from_slice(&record);
             }
             if records.len() % stride != 0 {
-                return Err(BuildError::Format(FormatError::Index("torn spill file".into())));
+                return Err(BuildError::Format(FormatError::Index(
+                    "torn spill file".into(),
+                )));
             }
             let n = records.len() / stride;
             // (bucket, key position, insertion sequence): sort, keep the last insertion per key.
             let mut order: Vec<(u32, u32)> = (0..n)
-                .map(|i| (bucket_of(&records[i * stride..i * stride + key_len], num_buckets), i as u32))
+                .map(|i| {
+                    (
+                        bucket_of(&records[i * stride..i * stride + key_len], num_buckets),
+                        i as u32,
+                    )
+                })
                 .collect();
             order.sort_by(|a, b| {
                 a.0.cmp(&b.0)
-                    .then_with(|| key_at(&records, stride, key_len, a.1).cmp(key_at(&records, stride, key_len, b.1)))
+                    .then_with(|| {
+                        key_at(&records, stride, key_len, a.1)
+                            .cmp(key_at(&records, stride, key_len, b.1))
+                    })
                     .then(a.1.cmp(&b.1))
             });
             let mut start = 0;
@@ -315,7 +357,8 @@ impl CompactBuilder {
                         members.push(order[j].1);
                     }
                 }
-                let (domain, table) = seal_bucket(&records, stride, key_len, &members, &mut scratch)?;
+                let (domain, table) =
+                    seal_bucket(&records, stride, key_len, &members, &mut scratch)?;
                 let entries = members.len() as u32;
                 let bh = &mut bucket_headers[bucket as usize * 16..bucket as usize * 16 + 16];
                 bh[0..4].copy_from_slice(&domain.to_le_bytes());
@@ -335,7 +378,9 @@ impl CompactBuilder {
                 bh[10..16].copy_from_slice(&pos.to_le_bytes()[..6]);
             }
         }
-        let mut file = file.into_inner().map_err(|e| BuildError::Io(e.into_error()))?;
+        let mut file = file
+            .into_inner()
+            .map_err(|e| BuildError::Io(e.into_error()))?;
         file.seek(SeekFrom::Start(table_start))?;
         file.write_all(&bucket_headers)?;
         file.sync_all()?;
@@ -380,7 +425,9 @@ fn seal_bucket(
         }
         return Ok((domain, table));
     }
-    Err(BuildError::Format(FormatError::Index("no collision-free hash domain for a bucket".into())))
+    Err(BuildError::Format(FormatError::Index(
+        "no collision-free hash domain for a bucket".into(),
+    )))
 }
 
 /// Why building an index failed.

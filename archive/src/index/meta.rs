@@ -62,7 +62,11 @@ impl IndexMeta {
 
     /// Encoded length.
     pub fn encoded_len(&self) -> usize {
-        1 + self.pairs.iter().map(|(k, v)| 2 + k.len() + v.len()).sum::<usize>()
+        1 + self
+            .pairs
+            .iter()
+            .map(|(k, v)| 2 + k.len() + v.len())
+            .sum::<usize>()
     }
 
     /// The value of `key`.
@@ -88,7 +92,8 @@ impl IndexMeta {
     }
 
     pub fn network(&self) -> Option<&str> {
-        self.get("network").and_then(|v| std::str::from_utf8(v).ok())
+        self.get("network")
+            .and_then(|v| std::str::from_utf8(v).ok())
     }
 
     /// Checks epoch and root against what the CAR says (the reference's consistency rule).

@@ -39,20 +39,32 @@ impl<R: ReadAt> SigExists<R> {
         source.read_exact_at(&mut len, 0).map_err(io)?;
         let header_len = u32::from_le_bytes(len) as usize;
         if header_len < 16 + 1 + 8 || header_len > (1 << 21) {
-            return Err(FormatError::Index(format!("sig-exists header length {header_len}")));
+            return Err(FormatError::Index(format!(
+                "sig-exists header length {header_len}"
+            )));
         }
         let header = source.read_vec(4, header_len).map_err(io)?;
         if &header[..8] != MAGIC {
             return Err(FormatError::Index("not a sig-exists file (magic)".into()));
         }
-        let version = u64::from_le_bytes(header[8..16].try_into().map_err(|_| FormatError::Truncated("version"))?);
+        let version = u64::from_le_bytes(
+            header[8..16]
+                .try_into()
+                .map_err(|_| FormatError::Truncated("version"))?,
+        );
         if version != VERSION {
             return Err(FormatError::Index(format!("sig-exists version {version}")));
         }
         let (meta, used) = IndexMeta::parse(&header[16..])?;
         let mut pos = 16 + used;
-        let count_bytes = header.get(pos..pos + 8).ok_or(FormatError::Truncated("prefix count"))?;
-        let count = u64::from_le_bytes(count_bytes.try_into().map_err(|_| FormatError::Truncated("prefix count"))?);
+        let count_bytes = header
+            .get(pos..pos + 8)
+            .ok_or(FormatError::Truncated("prefix count"))?;
+        let count = u64::from_le_bytes(
+            count_bytes
+                .try_into()
+                .map_err(|_| FormatError::Truncated("prefix count"))?,
+        );
         pos += 8;
         if count > PREFIXES as u64 || header.len() < pos + count as usize * 10 {
             return Err(FormatError::Index("sig-exists prefix table".into()));
@@ -91,7 +103,9 @@ impl<R: ReadAt> SigExists<R> {
         let mut value = [0u8; 8];
         let mut i = 0u64;
         while i < n {
-            self.source.read_exact_at(&mut value, base + 4 + 8 * i).map_err(io)?;
+            self.source
+                .read_exact_at(&mut value, base + 4 + 8 * i)
+                .map_err(io)?;
             let hash = u64::from_le_bytes(value);
             if hash == target {
                 return Ok(true);
@@ -120,7 +134,10 @@ impl SigExistsBuilder {
         let shift = 16 - partitions.trailing_zeros();
         let mut parts = Vec::with_capacity(partitions as usize);
         for p in 0..partitions {
-            parts.push(BufWriter::with_capacity(64 << 10, File::create(dir.join(format!("part-{p:05}")))?));
+            parts.push(BufWriter::with_capacity(
+                64 << 10,
+                File::create(dir.join(format!("part-{p:05}")))?,
+            ));
         }
         Ok(SigExistsBuilder {
             dir: dir.to_path_buf(),
@@ -142,7 +159,8 @@ impl SigExistsBuilder {
     pub fn finish(self, out: &Path, meta: &IndexMeta) -> Result<(), BuildError> {
         let mut paths = Vec::with_capacity(self.parts.len());
         for (p, part) in self.parts.into_iter().enumerate() {
-            part.into_inner().map_err(|e| BuildError::Io(e.into_error()))?;
+            part.into_inner()
+                .map_err(|e| BuildError::Io(e.into_error()))?;
             paths.push(self.dir.join(format!("part-{p:05}")));
         }
         let mut header = Vec::with_capacity(PREFIXES * 10 + 128);
@@ -158,7 +176,12 @@ impl SigExistsBuilder {
         file.write_all(&header)?;
         let mut offset: u64 = 0;
         let mut next_prefix: usize = 0;
-        let write_bucket = |file: &mut BufWriter<File>, header: &mut Vec<u8>, prefix: usize, hashes: &[u64], offset: &mut u64| -> std::io::Result<()> {
+        let write_bucket = |file: &mut BufWriter<File>,
+                            header: &mut Vec<u8>,
+                            prefix: usize,
+                            hashes: &[u64],
+                            offset: &mut u64|
+         -> std::io::Result<()> {
             let record = &mut header[table_at + prefix * 10..table_at + prefix * 10 + 10];
             record[..2].copy_from_slice(&(prefix as u16).to_le_bytes());
             record[2..].copy_from_slice(&offset.to_le_bytes());
@@ -204,7 +227,9 @@ impl SigExistsBuilder {
             write_bucket(&mut file, &mut header, next_prefix, &[], &mut offset)?;
             next_prefix += 1;
         }
-        let mut file = file.into_inner().map_err(|e| BuildError::Io(e.into_error()))?;
+        let mut file = file
+            .into_inner()
+            .map_err(|e| BuildError::Io(e.into_error()))?;
         file.seek(SeekFrom::Start(4))?;
         file.write_all(&header)?;
         file.sync_all()?;

@@ -54,10 +54,16 @@ impl SlotTables {
     }
 
     /// Records one block.
-    pub fn set(&mut self, slot: u64, block_time: i64, range: (u64, u32), hash: [u8; 32]) -> Result<(), FormatError> {
-        let i = self
-            .index(slot)
-            .ok_or_else(|| FormatError::Index(format!("slot {slot} outside epoch {}", self.epoch)))?;
+    pub fn set(
+        &mut self,
+        slot: u64,
+        block_time: i64,
+        range: (u64, u32),
+        hash: [u8; 32],
+    ) -> Result<(), FormatError> {
+        let i = self.index(slot).ok_or_else(|| {
+            FormatError::Index(format!("slot {slot} outside epoch {}", self.epoch))
+        })?;
         self.block_times[i] = u32::try_from(block_time.max(0)).unwrap_or(0);
         self.ranges[i] = range;
         self.hashes[i] = hash;
@@ -117,7 +123,9 @@ impl<R: ReadAt> BlockTimes<R> {
             .read_vec(0, BLOCKTIME_HEADER as usize)
             .map_err(|e| FormatError::Index(format!("blocktime header: {e}")))?;
         if &header[..14] != BLOCKTIME_MAGIC {
-            return Err(FormatError::Index("not a slot-to-blocktime file (magic)".into()));
+            return Err(FormatError::Index(
+                "not a slot-to-blocktime file (magic)".into(),
+            ));
         }
         let word = |i: usize| {
             let mut b = [0u8; 8];
@@ -131,7 +139,9 @@ impl<R: ReadAt> BlockTimes<R> {
             || capacity != end - start + 1
             || source.len() < BLOCKTIME_HEADER + 4 * capacity
         {
-            return Err(FormatError::Index("slot-to-blocktime header is inconsistent".into()));
+            return Err(FormatError::Index(
+                "slot-to-blocktime header is inconsistent".into(),
+            ));
         }
         Ok(BlockTimes { source, start, end })
     }
@@ -162,7 +172,10 @@ pub struct SlotRanges<R> {
 impl<R: ReadAt> SlotRanges<R> {
     pub fn open(source: R, epoch: u64) -> Result<Self, FormatError> {
         if source.len() != SLOTS_PER_EPOCH * RANGE_RECORD {
-            return Err(FormatError::Index(format!("slot-ranges file of {} bytes", source.len())));
+            return Err(FormatError::Index(format!(
+                "slot-ranges file of {} bytes",
+                source.len()
+            )));
         }
         Ok(SlotRanges {
             source,
@@ -199,7 +212,10 @@ impl<R: ReadAt> SlotRanges<R> {
         while i < SLOTS_PER_EPOCH && first.is_none() {
             let n = CHUNK.min(SLOTS_PER_EPOCH - i);
             let bytes = read(i, n)?;
-            first = bytes.chunks_exact(12).position(present).map(|p| i + p as u64);
+            first = bytes
+                .chunks_exact(12)
+                .position(present)
+                .map(|p| i + p as u64);
             i += n;
         }
         let Some(first) = first else { return Ok(None) };
@@ -232,7 +248,9 @@ impl<R: ReadAt> BlockHashes<R> {
         let io = |e: std::io::Error| FormatError::Index(format!("blockhash header: {e}"));
         let head = source.read_vec(0, 12).map_err(io)?;
         if &head[..8] != BLOCKHASH_MAGIC {
-            return Err(FormatError::Index("not a slot-to-blockhash file (magic)".into()));
+            return Err(FormatError::Index(
+                "not a slot-to-blockhash file (magic)".into(),
+            ));
         }
         let meta_len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
         if meta_len > 4096 {
