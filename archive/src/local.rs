@@ -231,14 +231,13 @@ impl Piece {
                 None
             }
         };
-        let tx = match decode_transaction(&node, 0, fetch) {
+        let decoded = decode_transaction(&node, 0, fetch);
+        if let Some(error) = missing {
+            return Err(error);
+        }
+        let tx = match decoded {
             Ok(tx) => tx,
-            Err(_) if missing.is_some() => {
-                return Err(missing.unwrap_or(ArchiveError::Corrupt {
-                    what: self.name.clone(),
-                    reason: String::new(),
-                }));
-            }
+            // The CID led to another kind of node: a false positive.
             Err(FormatError::UnexpectedKind { .. }) => return Ok(None),
             Err(e) => return Err(corrupt(&self.name, e)),
         };

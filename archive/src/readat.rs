@@ -17,7 +17,21 @@ pub trait ReadAt: Send + Sync {
         self.len() == 0
     }
     /// Reads `len` bytes at `offset` into a new buffer.
+    /// The range is checked against the length first, so a corrupt length cannot allocate more
+    /// than the file holds.
     fn read_vec(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        if offset
+            .checked_add(len as u64)
+            .is_none_or(|end| end > self.len())
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "read of {len} bytes at {offset} past the end ({})",
+                    self.len()
+                ),
+            ));
+        }
         let mut buf = vec![0u8; len];
         self.read_exact_at(&mut buf, offset)?;
         Ok(buf)
