@@ -243,7 +243,7 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
             }
         };
         sections += 1;
-        if sections % 4096 == 0 {
+        if sections.is_multiple_of(4096) {
             bar.set_position(section.offset);
         }
         if let Some(builder) = cid_to_offset.as_mut() {

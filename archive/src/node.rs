@@ -184,8 +184,8 @@ impl<'a> TransactionNode<'a> {
     }
 
     fn decode_fields(f: &mut Fields<'a>) -> Result<Self, FormatError> {
-        let data = f.required("transaction data", |d| DataFrame::decode_inline(d))?;
-        let metadata = f.required("transaction metadata", |d| DataFrame::decode_inline(d))?;
+        let data = f.required("transaction data", DataFrame::decode_inline)?;
+        let metadata = f.required("transaction metadata", DataFrame::decode_inline)?;
         let slot = f.required("transaction slot", |d| uint(d, "slot"))?;
         let index = f.optional(|d| nullable(d, |d| uint(d, "index")))?.flatten();
         Ok(TransactionNode {
@@ -214,7 +214,7 @@ impl<'a> RewardsNode<'a> {
 
     fn decode_fields(f: &mut Fields<'a>) -> Result<Self, FormatError> {
         let slot = f.required("rewards slot", |d| uint(d, "slot"))?;
-        let data = f.required("rewards data", |d| DataFrame::decode_inline(d))?;
+        let data = f.required("rewards data", DataFrame::decode_inline)?;
         Ok(RewardsNode { slot, data })
     }
 }

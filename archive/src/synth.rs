@@ -140,7 +140,7 @@ impl Synth {
     fn transaction(&mut self) -> TxInput {
         self.tx_counter += 1;
         let n = self.tx_counter;
-        let versioned = n % 3 == 0;
+        let versioned = n.is_multiple_of(3);
         let with_memo = n % 4 == 1;
         let failed = n % 6 == 5;
         let uses_sysvar = n % 10 == 3;
@@ -230,7 +230,7 @@ impl Synth {
             return_data_none: true,
             ..Default::default()
         };
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             meta.inner_instructions = vec![proto::InnerInstructions {
                 index: 0,
                 instructions: vec![proto::InnerInstruction {
@@ -243,7 +243,7 @@ impl Synth {
             meta.pre_token_balances = vec![token_balance(1, 1_500_000)];
             meta.post_token_balances = vec![token_balance(1, 500_000)];
         } else {
-            meta.inner_instructions_none = n % 7 == 0;
+            meta.inner_instructions_none = n.is_multiple_of(7);
         }
         if failed {
             meta.err = Some(proto::TransactionError {
@@ -254,7 +254,7 @@ impl Synth {
                 .to_bincode(),
             });
         }
-        if self.options.big_log_every > 0 && n % self.options.big_log_every as u64 == 0 {
+        if self.options.big_log_every > 0 && n.is_multiple_of(self.options.big_log_every as u64) {
             let mut filler = vec![0u8; self.options.big_log_bytes / 2];
             self.rng.fill(&mut filler);
             // Hex of random bytes compresses poorly, so the payload really is large.
@@ -291,7 +291,7 @@ impl Synth {
                 num_partitions: Some(proto::NumPartitions { num_partitions: 4 }),
             });
         }
-        (slot % 3 == 0).then(|| proto::Rewards {
+        slot.is_multiple_of(3).then(|| proto::Rewards {
             rewards: vec![proto::Reward {
                 pubkey: bs58::encode(self.pick()).into_string(),
                 lamports: 2_500,

@@ -102,21 +102,21 @@ fn write_car(path: &Path, root: RootKind, blocks: &[&BlockInput]) {
     writer.finish().unwrap();
 }
 
+/// One expected getSignaturesForAddress row: (slot, index, signature, err, memo, block time).
+type Row = (
+    u64,
+    u32,
+    [u8; 64],
+    Option<Vec<u8>>,
+    Option<String>,
+    Option<i64>,
+);
+
 struct Expected {
     /// signature → (slot, index, wire)
     txs: HashMap<[u8; 64], (u64, u32, Vec<u8>)>,
-    /// address → rows newest first: (slot, index, signature, err, memo, block time)
-    by_address: HashMap<
-        [u8; 32],
-        Vec<(
-            u64,
-            u32,
-            [u8; 64],
-            Option<Vec<u8>>,
-            Option<String>,
-            Option<i64>,
-        )>,
-    >,
+    /// address → rows newest first
+    by_address: HashMap<[u8; 32], Vec<Row>>,
 }
 
 fn memo_of(view: &decoder::transaction::TransactionView<'_>) -> Option<String> {

@@ -38,7 +38,7 @@ impl<R: ReadAt> SigExists<R> {
         let mut len = [0u8; 4];
         source.read_exact_at(&mut len, 0).map_err(io)?;
         let header_len = u32::from_le_bytes(len) as usize;
-        if header_len < 16 + 1 + 8 || header_len > (1 << 21) {
+        if !(16 + 1 + 8..=(1 << 21)).contains(&header_len) {
             return Err(FormatError::Index(format!(
                 "sig-exists header length {header_len}"
             )));
