@@ -9,6 +9,7 @@ mod decode_file;
 mod decode_tx;
 mod metrics;
 mod programs;
+mod receive;
 
 mod run;
 
