@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
 pub enum DropReason {
-    /// UDP: the socket's receive buffer was full (`SO_RXQ_OVFL`, the socket's `sk_drops`).
+    /// UDP: the socket's receive buffer was full (the socket's `sk_drops`, via `SO_MEMINFO`).
     SocketBufferFull,
     /// UDP: a datagram longer than a batch slot (`MSG_TRUNC`).
     Truncated,
@@ -58,6 +58,7 @@ impl DropReason {
 pub struct DropCounts(pub [u64; DropReason::COUNT]);
 
 impl DropCounts {
+    #[cfg(test)]
     pub fn get(&self, reason: DropReason) -> u64 {
         self.0[reason as usize]
     }

@@ -11,7 +11,7 @@ pub const SO_RCVBUFFORCE: libc::c_int = 33;
 /// `SO_TIMESTAMPNS_OLD`, which is `SO_TIMESTAMPNS` wherever `time_t` is 64-bit.
 pub const SO_TIMESTAMPNS: libc::c_int = 35;
 pub const SCM_TIMESTAMPNS: libc::c_int = SO_TIMESTAMPNS;
-pub const SO_RXQ_OVFL: libc::c_int = 40;
+pub const SO_MEMINFO: libc::c_int = 55;
 pub const SO_BUSY_POLL: libc::c_int = 46;
 pub const SO_PREFER_BUSY_POLL: libc::c_int = 69;
 pub const SO_BUSY_POLL_BUDGET: libc::c_int = 70;
@@ -38,6 +38,8 @@ unsafe impl Pod for libc::xdp_umem_reg {}
 unsafe impl Pod for libc::xdp_mmap_offsets {}
 // SAFETY: as above.
 unsafe impl Pod for libc::xdp_statistics {}
+// SAFETY: as above (the `SO_MEMINFO` array).
+unsafe impl Pod for [u32; 9] {}
 
 /// An all-zero `T`.
 pub fn zeroed<T: Pod>() -> T {

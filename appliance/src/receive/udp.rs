@@ -1,7 +1,9 @@
 //! The portable receive path: one UDP socket read with `recvmmsg(2)`, up to a whole batch per
 //! system call, straight into the batch's slots, with the kernel's receive timestamp of every
-//! datagram (`SO_TIMESTAMPNS`) and the socket's drop count (`SO_RXQ_OVFL`) from the control
-//! messages.
+//! datagram (`SO_TIMESTAMPNS`) from the control messages. The socket's drop count (its
+//! `sk_drops`: datagrams refused because the receive buffer was full) is read with
+//! `getsockopt(SO_MEMINFO)` on the housekeeping tick; unlike `SO_RXQ_OVFL`, which rides on the
+//! next datagram queued, it also reports drops after the last datagram received.
 //!
 //! Socket set-up: `SO_REUSEPORT` (several sockets, processes or a restart may share the port),
 //! a large receive buffer (`SO_RCVBUFFORCE` with CAP_NET_ADMIN, else `SO_RCVBUF` capped by
@@ -19,15 +21,20 @@ use std::time::Duration;
 use tracing::{info, warn};
 
 use super::batch::{BATCH_CAPACITY_MAX, SLOT_BYTES};
-use super::sockopt::{self, SCM_TIMESTAMPNS, SO_RCVBUFFORCE, SO_RXQ_OVFL, SO_TIMESTAMPNS};
+use super::sockopt::{self, SCM_TIMESTAMPNS, SO_MEMINFO, SO_RCVBUFFORCE, SO_TIMESTAMPNS};
 use super::{DropCounts, DropReason, ReceiveError, RxBatch, ShredSource, unix_nanos};
 
 /// How long one receive call waits for the first datagram.
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Control-message bytes per datagram: `CMSG_SPACE(timespec)` (32) + `CMSG_SPACE(u32)` (24),
-/// rounded up; kept as `u64` words for the alignment `cmsghdr` needs.
+/// Control-message bytes per datagram: `CMSG_SPACE(timespec)` = 32, with room to spare; kept
+/// as `u64` words for the alignment `cmsghdr` needs.
 const CONTROL_WORDS: usize = 8;
+
+/// `SK_MEMINFO_DROPS`, the index of the drop count in the `SO_MEMINFO` array, and the array's
+/// length (`SK_MEMINFO_VARS`, `include/uapi/linux/sock_diag.h`).
+const SK_MEMINFO_DROPS: usize = 8;
+const SK_MEMINFO_VARS: usize = 9;
 
 /// Why the UDP socket could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +94,6 @@ impl UdpSource {
                 .map_err(option("SO_RCVBUF"))?;
         }
         sockopt::set(fd, libc::SOL_SOCKET, SO_TIMESTAMPNS, &1).map_err(option("SO_TIMESTAMPNS"))?;
-        sockopt::set(fd, libc::SOL_SOCKET, SO_RXQ_OVFL, &1).map_err(option("SO_RXQ_OVFL"))?;
         socket
             .set_read_timeout(Some(POLL_INTERVAL))
             .map_err(option("SO_RCVTIMEO"))?;
@@ -127,12 +133,6 @@ impl ShredSource for UdpSource {
         let mut kept = 0;
         for index in 0..count {
             let datagram = received[index];
-            if let Some(dropped) = datagram.socket_drops {
-                let dropped = u64::from(dropped);
-                let seen = self.drops.get(DropReason::SocketBufferFull);
-                self.drops
-                    .set(DropReason::SocketBufferFull, seen.max(dropped));
-            }
             if datagram.truncated {
                 self.drops.add(DropReason::Truncated, 1);
                 continue;
@@ -162,6 +162,14 @@ impl ShredSource for UdpSource {
     }
 
     fn drops(&mut self) -> DropCounts {
+        if let Ok((meminfo, _)) = sockopt::get::<[u32; SK_MEMINFO_VARS]>(
+            self.socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+        ) {
+            let dropped = u64::from(meminfo[SK_MEMINFO_DROPS]);
+            self.drops.set(DropReason::SocketBufferFull, dropped);
+        }
         self.drops
     }
 }
@@ -172,7 +180,6 @@ struct Received {
     len: usize,
     truncated: bool,
     rx_ns: Option<u64>,
-    socket_drops: Option<u32>,
 }
 
 // SAFETY: the libc message structs are plain old data (integers and raw pointers, for which the
@@ -236,7 +243,7 @@ fn recvmmsg(fd: i32, slots: &mut [u8], received: &mut [Received]) -> Result<usiz
     Ok(count)
 }
 
-/// Reads the timestamp and drop-count control messages of one received datagram.
+/// Reads the timestamp control message of one received datagram.
 fn read_control(header: &libc::msghdr, out: &mut Received) {
     // SAFETY: `header` was filled by a successful recvmmsg: `msg_control`/`msg_controllen`
     // describe the control bytes the kernel wrote into our buffer, and CMSG_FIRSTHDR/NXTHDR
@@ -257,8 +264,6 @@ fn read_control(header: &libc::msghdr, out: &mut Received) {
             {
                 let stamp = data.cast::<libc::timespec>().read_unaligned();
                 out.rx_ns = Some(stamp.tv_sec as u64 * 1_000_000_000 + stamp.tv_nsec as u64);
-            } else if level == libc::SOL_SOCKET && kind == SO_RXQ_OVFL && data_len >= 4 {
-                out.socket_drops = Some(data.cast::<u32>().read_unaligned());
             }
             cmsg = libc::CMSG_NXTHDR(header, cmsg);
         }
@@ -326,10 +331,6 @@ mod tests {
             }
             received += batch.len();
         }
-        // The drop count rides on the next datagram queued after the drops.
-        sender.send_to(b"probe", target).unwrap();
-        source.receive(&mut batch).unwrap();
-        assert_eq!(batch.get(0).unwrap().0, b"probe");
         let dropped = source.drops().get(DropReason::SocketBufferFull);
         assert!(received < 200, "received {received}");
         assert_eq!(

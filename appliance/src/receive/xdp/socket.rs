@@ -2,12 +2,12 @@
 //! ring (`Documentation/networking/af_xdp.rst`), implementing [`ShredSource`].
 //!
 //! Sizes: `FRAMES` = 4,096 chunks of 2,048 bytes (8 MiB of UMEM per queue, pinned: the process
-//! needs CAP_IPC_LOCK or a memlock limit above it), a fill ring with room for every frame, an RX
-//! ring of 2,048 descriptors. Every frame is always in exactly one place: on the fill ring, in
+//! needs CAP_IPC_LOCK or a memlock limit above it), a fill ring with room for every frame twice
+//! over, an RX ring of 2,048 descriptors. Every frame is always in exactly one place: on the fill ring, in
 //! the kernel, or on the RX ring. A receive call copies each ready frame's UDP payload into the
 //! batch and puts the frame straight back on the fill ring (re-filling before any wait, so the
 //! kernel never starves for frames while the thread sleeps); the fill ring can always take it
-//! because it is as large as the UMEM.
+//! because it is twice as large as the UMEM.
 //!
 //! The completion ring is created because bind requires it; with no TX ring nothing uses it.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -28,8 +28,11 @@ pub const FRAMES: u32 = 4096;
 /// Bytes per UMEM chunk (`XDP_UMEM_MIN_CHUNK_SIZE`, a power of two so masking finds a frame's
 /// start in aligned mode).
 pub const FRAME_BYTES: u32 = 2048;
-/// Fill ring descriptors: every frame fits, so returning frames never fails.
-pub const FILL_RING_SIZE: u32 = FRAMES;
+/// Fill ring descriptors: twice the frames. The kernel publishes its consumer index lazily
+/// (`xskq_cons_release` only moves a cached copy; `__xskq_cons_peek` publishes it when the
+/// cache runs dry), so frames it has already taken can still count as occupying the ring. With
+/// room for every frame twice over, a returned frame always fits.
+pub const FILL_RING_SIZE: u32 = 2 * FRAMES;
 /// RX ring descriptors.
 pub const RX_RING_SIZE: u32 = 2048;
 /// Completion ring descriptors (required by bind, unused without TX).
@@ -41,7 +44,7 @@ const BUSY_POLL_MICROSECONDS: libc::c_int = 50;
 const BUSY_POLL_BUDGET: libc::c_int = 64;
 
 const _: () = assert!(FRAMES.is_power_of_two() && RX_RING_SIZE.is_power_of_two());
-const _: () = assert!(FILL_RING_SIZE >= FRAMES);
+const _: () = assert!(FILL_RING_SIZE >= 2 * FRAMES && FILL_RING_SIZE.is_power_of_two());
 const _: () = assert!(FRAME_BYTES.is_power_of_two() && FRAME_BYTES >= 2048);
 
 /// How the socket was bound.
@@ -82,7 +85,7 @@ pub struct XskSocket {
     umem: Mapping,
     mode: BindMode,
     busy_poll: bool,
-    /// Frames read in this call, to go back on the fill ring (capacity RX_RING_SIZE, reused).
+    /// Frames read, to go back on the fill ring (capacity FRAMES, reused).
     returning: Vec<u64>,
     /// Drops seen in user space (bad frames); kernel counts are added on read.
     user_drops: DropCounts,
@@ -183,7 +186,7 @@ impl XskSocket {
             umem,
             mode,
             busy_poll,
-            returning: Vec::with_capacity(RX_RING_SIZE as usize),
+            returning: Vec::with_capacity(FRAMES as usize),
             user_drops: DropCounts::default(),
         })
     }
@@ -269,7 +272,6 @@ impl ShredSource for XskSocket {
         }
         // Copy mode has no per-frame kernel timestamp: the batch is stamped when it is read.
         let rx_ns = unix_nanos();
-        self.returning.clear();
         for index in 0..ready {
             let desc = self.rx.read(index);
             self.returning.push(desc.addr & !u64::from(FRAME_BYTES - 1));
@@ -290,8 +292,10 @@ impl ShredSource for XskSocket {
             }
         }
         self.rx.release(ready);
-        let returned = self.fill.fill(self.returning.drain(..), ready);
-        debug_assert_eq!(returned, ready, "the fill ring holds every frame");
+        // Frames the ring cannot take now (not expected, see FILL_RING_SIZE) wait for the next
+        // call; `returning` never holds more than FRAMES, its capacity.
+        let returned = self.fill.fill(self.returning.iter().copied(), u32::MAX);
+        self.returning.drain(..returned as usize);
         if self.fill.needs_wakeup() {
             self.kick();
         }
