@@ -240,6 +240,15 @@ mod tests {
     }
 
     #[test]
+    fn two_ports_take_the_36_slots_of_the_documented_listing() {
+        // 25 header slots, one compare per port, goto pass, 6 redirect slots, 2 pass slots.
+        assert_eq!(
+            build(&spec(vec![8001, 20_000])).unwrap().len(),
+            25 + 2 + 1 + 6 + 2
+        );
+    }
+
+    #[test]
     fn the_map_fd_is_a_pseudo_map_load_before_the_single_helper_call() {
         let program = build(&spec(vec![8001])).unwrap();
         let load = program
