@@ -3,6 +3,7 @@
 //!
 //! Memory per batch: `capacity × SLOT_BYTES` payload bytes plus 10 bytes of length and timestamp
 //! per slot; 64 slots take 128 KiB + 640 B.
+#![forbid(unsafe_code)]
 
 /// Bytes per datagram slot. Shreds are at most 1,228 bytes (the UDP payload of a 1,280-byte IPv6
 /// minimum MTU packet); a larger datagram is truncated by the backend and counted as a drop.

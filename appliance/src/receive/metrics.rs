@@ -2,6 +2,7 @@
 //! reason, and receive errors. The receive thread adds to the atomics once per batch (never per
 //! packet) and stores the kernel's cumulative drop counts on its housekeeping tick; `/metrics`
 //! reads them with relaxed loads.
+#![forbid(unsafe_code)]
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};

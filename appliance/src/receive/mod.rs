@@ -19,9 +19,14 @@
 pub mod batch;
 pub mod frame;
 pub mod metrics;
+// The three modules below wrap system calls and shared kernel memory; each `unsafe` block in
+// them carries a `// SAFETY:` note. Everything else in the crate denies unsafe code.
+#[allow(unsafe_code)]
 pub mod sockopt;
 pub mod thread;
+#[allow(unsafe_code)]
 pub mod udp;
+#[allow(unsafe_code)]
 pub mod xdp;
 
 pub use batch::RxBatch;

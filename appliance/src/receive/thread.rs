@@ -6,6 +6,7 @@
 //! over sources, so a send never blocks, and a source's free channel holds at most its own pool.
 //! When its pool is empty (the worker is behind) the thread waits for a batch to come back
 //! instead of reading, and the kernel queue absorbs or drops (counted by reason).
+#![forbid(unsafe_code)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
