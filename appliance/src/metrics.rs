@@ -2,6 +2,9 @@
 //! flushes a copy every 100 ms (one lock per flush, none per packet); `/metrics` renders the last
 //! copy and the stream's session counters in the Prometheus text format.
 //!
+//! Receive counters (per source: packets, bytes, drops by reason) come from
+//! `crate::receive::metrics`, which the receive threads update once per batch.
+//!
 //! Latency histograms cover each stage between the `ServerTiming` stamps of published updates,
 //! with fixed buckets from 10 µs to 100 ms.
 
@@ -14,6 +17,8 @@ use decoder::decoder::BatchCounters;
 use decoder::dex::{DexError, DexProgram};
 use decoder::fec::FecCounters;
 use server::stream_service::{DisconnectReason, Feed, StreamMetrics};
+
+use crate::receive::SourceMetrics;
 use server::updates::DecodeStats;
 use stream_proto::stream::ServerTiming;
 
@@ -85,6 +90,7 @@ pub struct WorkerCounters {
     pub batches: BatchCounters,
     pub sets_in_flight: usize,
     pub pending_batches: usize,
+    pub entries: u64,
     pub transactions: u64,
     pub updates_published: u64,
     pub slot_notifications: u64,
@@ -115,15 +121,23 @@ pub struct Metrics {
     stream: Arc<StreamMetrics>,
     feed: Feed,
     ring_capacity: usize,
+    /// Per-source receive counters (`crate::receive::metrics`).
+    sources: Vec<Arc<SourceMetrics>>,
 }
 
 impl Metrics {
-    pub fn new(stream: Arc<StreamMetrics>, feed: Feed, ring_capacity: usize) -> Self {
+    pub fn new(
+        stream: Arc<StreamMetrics>,
+        feed: Feed,
+        ring_capacity: usize,
+        sources: Vec<Arc<SourceMetrics>>,
+    ) -> Self {
         Self {
             worker: Mutex::new(WorkerCounters::default()),
             stream,
             feed,
             ring_capacity,
+            sources,
         }
     }
 
@@ -141,23 +155,14 @@ impl Metrics {
             Err(_) => WorkerCounters::default(),
         };
         let mut out = String::with_capacity(8 * 1024);
+        let plain = |value: u64| vec![(String::new(), value)];
+        crate::receive::metrics::render(&self.sources, &mut out);
         let mut counter = |name: &str, help: &str, samples: &[(String, u64)]| {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
             for (labels, value) in samples {
                 let _ = writeln!(out, "{name}{labels} {value}");
             }
         };
-        let plain = |value: u64| vec![(String::new(), value)];
-        counter(
-            "appliance_datagrams_received_total",
-            "Datagrams received.",
-            &[(r#"{source="udp"}"#.into(), worker.datagrams)],
-        );
-        counter(
-            "appliance_bytes_received_total",
-            "Bytes received.",
-            &[(r#"{source="udp"}"#.into(), worker.bytes)],
-        );
         counter(
             "appliance_shreds_stored_total",
             "Shreds authenticated and stored.",
@@ -222,6 +227,11 @@ impl Metrics {
             "appliance_entry_batches_total",
             "Entry batches by outcome.",
             &batch_samples,
+        );
+        counter(
+            "appliance_entries_total",
+            "Entries deshredded.",
+            &plain(worker.entries),
         );
         counter(
             "appliance_transactions_total",

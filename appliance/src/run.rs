@@ -3,12 +3,14 @@
 //! and publishes `SubscribeUpdate`s with `ServerTiming` stamps to the feed that the gRPC
 //! `stream.Stream/SubscribeDecoded` service serves, until SIGINT or SIGTERM.
 //!
-//! This is the first cut of the agreed pipeline: one plain-UDP receive thread that is also the
-//! decode worker. The pinned AF_XDP receive threads, rings, worker pool, `/metrics` and `/health`,
-//! the archive and the insights API replace or join these pieces in their issues; their flags are
-//! parsed already and refused with a clear message until then.
+//! Receive side (`crate::receive`): `--udp ADDR:PORT` sources read with batched `recvmmsg`,
+//! `--xdp IFACE:PORT` sources read over AF_XDP (the XDP program attached at start and detached on
+//! exit), one receive thread per source or NIC queue, handing fixed batches to the one decode
+//! worker. The archive and the insights API join in their issues; their flags are parsed already
+//! and refused with a clear message until then.
 
 use std::net::{SocketAddr, UdpSocket};
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +28,10 @@ use server::updates::{Placement, transaction_updates};
 
 use crate::config::Config;
 use crate::metrics::{Metrics, WorkerCounters};
+use crate::receive::thread::{BatchReceiver, PoolConfig, SourceSpec};
+use crate::receive::udp::UdpSource;
+use crate::receive::xdp::{AttachMode, BindPreference, XdpAttachment, XdpSpec};
+use crate::receive::{RxBatch, SourceMetrics};
 use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
 use tonic::codec::CompressionEncoding;
 use tracing::{info, warn};
@@ -45,6 +51,9 @@ const REPLAY_KEY_SEED: [u8; 32] = *b"shred-appliance-replay-leader-01";
 const GRPC_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 const GRPC_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Batches each receive source owns (its pool): 8 × 64 datagrams in flight per source.
+const POOL_BATCHES: usize = 8;
+
 /// Arguments of `appliance run`.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -57,9 +66,31 @@ pub struct RunArgs {
     /// Receive shreds on this UDP address (repeatable).
     #[arg(long = "udp")]
     udp: Vec<SocketAddr>,
-    /// Receive shreds over AF_XDP on IFACE:PORT (repeatable).
-    #[arg(long = "xdp")]
+    /// Receive shreds over AF_XDP on IFACE:PORT (repeatable; every receive queue of the
+    /// interface gets a socket and a pinned thread).
+    #[arg(long = "xdp", value_name = "IFACE:PORT")]
     xdp: Vec<String>,
+    /// How to attach the XDP program: native (driver) mode, generic (skb) mode, or native with
+    /// a fallback to generic.
+    #[arg(long = "xdp-attach", value_enum, default_value_t = AttachMode::Auto)]
+    xdp_attach: AttachMode,
+    /// How to bind the AF_XDP sockets: zero-copy with a fallback to copy mode, or only one.
+    #[arg(long = "xdp-bind", value_enum, default_value_t = BindPreference::Auto)]
+    xdp_bind: BindPreference,
+    /// Busy-poll the AF_XDP rings (SO_PREFER_BUSY_POLL, SO_BUSY_POLL, spinning) instead of
+    /// sleeping in poll(2): lowest latency, one full core per queue.
+    #[arg(long = "busy-poll")]
+    busy_poll: bool,
+    /// Cores for the receive threads, in source order (AF_XDP: queue order); default: queue q
+    /// on core q modulo the core count, UDP sources unpinned.
+    #[arg(long = "rx-cores", value_delimiter = ',')]
+    rx_cores: Vec<usize>,
+    /// Datagrams per receive batch (one recvmmsg call or one RX ring pass) [default: 64].
+    #[arg(long = "rx-batch")]
+    rx_batch: Option<NonZeroUsize>,
+    /// Kernel receive buffer of each UDP socket, in bytes [default: 64 MiB].
+    #[arg(long = "rx-buffer")]
+    rx_buffer: Option<usize>,
     /// Replay this shred capture (length-prefixed, pcap or ar).
     #[arg(long)]
     replay: Option<PathBuf>,
@@ -110,6 +141,12 @@ impl RunArgs {
         }
         if self.replay.is_some() {
             config.replay.file.clone_from(&self.replay);
+        }
+        if let Some(batch) = self.rx_batch {
+            config.sources.receive_batch = batch.get();
+        }
+        if let Some(bytes) = self.rx_buffer {
+            config.sources.socket_buffer_bytes = bytes;
         }
         if let Some(rate) = self.replay_rate {
             config.replay.rate = rate;
@@ -171,21 +208,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let tokens = crate::security::tokens(&config)?;
     let grpc_tls = crate::security::grpc_tls(&config)?;
     if tokens.enabled() {
-        info!(tokens = ?tokens.enabled(), "access tokens required (gRPC x-token, HTTP x-token or Bearer)");
+        info!("access tokens required (gRPC x-token, HTTP x-token or Bearer)");
     }
-    let listen = config
-        .sources
-        .udp
-        .first()
-        .copied()
-        .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0)));
-    let socket = bind_receiver(listen)?;
-    socket.set_read_timeout(Some(Duration::from_millis(100)))?;
-    let local = socket.local_addr()?;
-    info!(%local, "receiving shreds over UDP");
     let shutdown = Arc::new(AtomicBool::new(false));
     let feed = Feed::new(config.grpc.subscriber_queue);
-    let replaying = config.replay.file.is_some() || config.sources.udp.is_empty();
+    let replaying = config.replay.file.is_some()
+        || (config.sources.udp.is_empty() && config.sources.xdp.is_empty());
+    let receive = open_sources(&args, &config, replaying)?;
+    let local = receive.replay_target;
     // The embedded default loops; a looping replay is re-signed, so its key is the leader.
     let looping = replaying && (config.replay.looping || config.replay.file.is_none());
     let reslotter = Reslotter::new(SigningKey::from_bytes(&REPLAY_KEY_SEED));
@@ -201,7 +231,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         Arc::clone(&stream_metrics),
         feed.clone(),
         config.grpc.subscriber_queue,
+        receive.metrics.clone(),
     ));
+    let pool = PoolConfig {
+        batch_capacity: config.sources.receive_batch,
+        pool_batches: POOL_BATCHES,
+    };
+    let (batches, receivers) = crate::receive::thread::spawn(receive.sources, pool, &shutdown)?;
     let worker = {
         let decoder_config = config.decoder_config();
         let feed = feed.clone();
@@ -211,7 +247,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .name("decode-worker".into())
             .spawn(move || {
                 decode_worker(
-                    &socket,
+                    &batches,
                     &feed,
                     &shutdown,
                     decoder_config,
@@ -284,6 +320,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     worker
         .join()
         .map_err(|_| anyhow::anyhow!("decode worker panicked"))?;
+    for receiver in receivers {
+        receiver
+            .join()
+            .map_err(|_| anyhow::anyhow!("receive thread panicked"))?;
+    }
+    // Detach the XDP programs now that nothing reads their sockets.
+    drop(receive.attachments);
     http.join()
         .map_err(|_| anyhow::anyhow!("HTTP server panicked"))??;
     served
@@ -291,7 +334,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
 fn refuse_unsupported(config: &Config) -> anyhow::Result<()> {
     let unsupported = [
-        (!config.sources.xdp.is_empty(), "AF_XDP sources (--xdp)"),
         (
             !config.archive.sources.is_empty(),
             "archive sources (--archive)",
@@ -304,8 +346,11 @@ fn refuse_unsupported(config: &Config) -> anyhow::Result<()> {
     if let Some((_, what)) = unsupported.iter().find(|(given, _)| *given) {
         bail!("{what} are not supported by this build yet");
     }
-    if config.sources.udp.len() > 1 {
-        bail!("one --udp source is supported by this build");
+    if config.sources.receive_batch > crate::receive::batch::BATCH_CAPACITY_MAX {
+        bail!(
+            "sources.receive_batch (--rx-batch) must be at most {}",
+            crate::receive::batch::BATCH_CAPACITY_MAX
+        );
     }
     Ok(())
 }
@@ -399,23 +444,6 @@ async fn shutdown_signal() {
         _ = tokio::signal::ctrl_c() => {}
         _ = terminate.recv() => {}
     }
-}
-
-/// Binds the receive socket asking for a 64 MiB kernel buffer, so bursts are absorbed while the
-/// decoder works. The kernel caps the request at `net.core.rmem_max` (`docs/deploy.md` raises it;
-/// the pipeline's receive module will use SO_RCVBUFFORCE where it runs with CAP_NET_ADMIN).
-fn bind_receiver(listen: SocketAddr) -> anyhow::Result<UdpSocket> {
-    let socket = socket2::Socket::new(
-        socket2::Domain::for_address(listen),
-        socket2::Type::DGRAM,
-        Some(socket2::Protocol::UDP),
-    )?;
-    const RECEIVE_BUFFER_BYTES: usize = 64 << 20;
-    socket.set_recv_buffer_size(RECEIVE_BUFFER_BYTES)?;
-    socket
-        .bind(&listen.into())
-        .with_context(|| format!("binding UDP {listen}"))?;
-    Ok(socket.into())
 }
 
 /// Plays the captures in a loop until shutdown, renumbering every slot so the passes follow each
@@ -520,9 +548,10 @@ fn unix_nanos() -> u64 {
 /// How often the worker flushes its counters for `/metrics`.
 const METRICS_FLUSH: Duration = Duration::from_millis(100);
 
-/// Receives datagrams, decodes them, and publishes slot notifications and decoded updates.
+/// Takes received batches, decodes every datagram, and publishes slot notifications and decoded
+/// updates; each batch goes back to its source's pool when read.
 fn decode_worker(
-    socket: &UdpSocket,
+    batches: &BatchReceiver,
     feed: &Feed,
     shutdown: &AtomicBool,
     decoder_config: DecoderConfig,
@@ -530,61 +559,95 @@ fn decode_worker(
     registry: &ProgramRegistry,
     metrics: &Metrics,
 ) {
-    let mut decoder = ShredDecoder::new(decoder_config, leaders);
-    let mut counters = WorkerCounters::default();
-    let mut buffer = [0u8; 2048];
-    let mut highest_notified: Option<u64> = None;
+    let mut worker = Worker {
+        decoder: ShredDecoder::new(decoder_config, leaders),
+        counters: WorkerCounters::default(),
+        highest_notified: None,
+        feed,
+        registry,
+    };
     let mut last_flush = Instant::now();
     while !shutdown.load(Ordering::Acquire) {
         if last_flush.elapsed() >= METRICS_FLUSH {
-            flush(&mut counters, &decoder, metrics);
+            flush(&mut worker.counters, &worker.decoder, metrics);
             last_flush = Instant::now();
         }
-        let len = match socket.recv(&mut buffer) {
-            Ok(len) => len,
-            Err(error)
-                if matches!(
-                    error.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue;
-            }
-            Err(error) => {
-                warn!(%error, "receive failed");
-                continue;
-            }
+        let Some(batch) = batches.next(METRICS_FLUSH) else {
+            continue;
         };
-        counters.datagrams += 1;
-        counters.bytes += len as u64;
-        let rx_ns = unix_nanos();
-        match decoder.ingest(&buffer[..len], rx_ns) {
-            ShredOutcome::Stored { .. } => counters.stored += 1,
-            ShredOutcome::Redundant { .. } => counters.redundant += 1,
-            ShredOutcome::Rejected { reason, .. } => {
-                *counters.rejected.entry(reason.label()).or_default() += 1;
+        worker.ingest_batch(&batch);
+        batches.recycle(batch);
+    }
+    flush(&mut worker.counters, &worker.decoder, metrics);
+    info!(
+        datagrams = worker.counters.datagrams,
+        published = worker.counters.updates_published,
+        "decode worker stopped"
+    );
+}
+
+/// The decode worker's state.
+struct Worker<'a> {
+    decoder: ShredDecoder,
+    counters: WorkerCounters,
+    highest_notified: Option<u64>,
+    feed: &'a Feed,
+    registry: &'a ProgramRegistry,
+}
+
+impl Worker<'_> {
+    /// Decodes one batch, datagram by datagram, publishing as batches of entries complete.
+    fn ingest_batch(&mut self, batch: &RxBatch) {
+        for (datagram, rx_ns) in batch.iter() {
+            self.counters.datagrams += 1;
+            self.counters.bytes += datagram.len() as u64;
+            match self.decoder.ingest(datagram, rx_ns) {
+                ShredOutcome::Stored { .. } => self.counters.stored += 1,
+                ShredOutcome::Redundant { .. } => self.counters.redundant += 1,
+                ShredOutcome::Rejected { reason, .. } => {
+                    *self.counters.rejected.entry(reason.label()).or_default() += 1;
+                }
             }
+            self.notify_slot();
+            self.publish_batches();
         }
-        if let Some(highest) = decoder.highest_slot()
-            && highest_notified.is_none_or(|notified| highest > notified)
+    }
+
+    fn notify_slot(&mut self) {
+        if let Some(highest) = self.decoder.highest_slot()
+            && self
+                .highest_notified
+                .is_none_or(|notified| highest > notified)
         {
-            highest_notified = Some(highest);
-            counters.slot_notifications += 1;
-            feed.publish(SubscribeUpdate {
+            self.highest_notified = Some(highest);
+            self.counters.slot_notifications += 1;
+            self.feed.publish(SubscribeUpdate {
                 update: Some(Update::Slot(stream::SlotNotification { slot: highest })),
             });
         }
+    }
+
+    /// Publishes the decoded updates of every entry batch the last shred completed. The
+    /// `first_read` stamp is the kernel receive time of the batch's first shred (SO_TIMESTAMPNS
+    /// on the UDP path; the ring read time on AF_XDP).
+    fn publish_batches(&mut self) {
         let capture_done = unix_nanos();
-        while let Some(batch) = decoder.next_batch() {
+        while let Some(batch) = self.decoder.next_batch() {
             let deshred_done = unix_nanos();
+            let counters = &mut self.counters;
+            counters.entries += batch.entries.entry_count();
             counters.transactions += batch.entries.transaction_count();
             for (tx_index, transaction) in batch.entries.transactions().enumerate() {
                 let placement = Placement {
                     slot: batch.span.slot,
                     tx_index: tx_index as u32,
                 };
-                let updates =
-                    transaction_updates(&transaction, registry, placement, &mut counters.decode);
+                let updates = transaction_updates(
+                    &transaction,
+                    self.registry,
+                    placement,
+                    &mut counters.decode,
+                );
                 let decode_done = unix_nanos();
                 for mut update in updates {
                     let timing = stream::ServerTiming {
@@ -597,18 +660,124 @@ fn decode_worker(
                     };
                     counters.record_timing(&timing);
                     stamp(&mut update, timing);
-                    feed.publish(update);
+                    self.feed.publish(update);
                     counters.updates_published += 1;
                 }
             }
         }
     }
-    flush(&mut counters, &decoder, metrics);
-    info!(
-        datagrams = counters.datagrams,
-        published = counters.updates_published,
-        "decode worker stopped"
-    );
+}
+
+/// The receive side of a run: sources for the receive threads, their counters for `/metrics`,
+/// the XDP attachments to keep until shutdown, and where a replay sends.
+struct ReceiveSetup {
+    sources: Vec<SourceSpec>,
+    metrics: Vec<Arc<SourceMetrics>>,
+    attachments: Vec<XdpAttachment>,
+    replay_target: SocketAddr,
+}
+
+/// Opens every `--udp` and `--xdp` source (and a loopback UDP source as the replay's target
+/// when replaying without `--udp`).
+fn open_sources(args: &RunArgs, config: &Config, replaying: bool) -> anyhow::Result<ReceiveSetup> {
+    let mut setup = ReceiveSetup {
+        sources: Vec::new(),
+        metrics: Vec::new(),
+        attachments: Vec::new(),
+        replay_target: SocketAddr::from(([127, 0, 0, 1], 0)),
+    };
+    let mut udp = config.sources.udp.clone();
+    if replaying && udp.is_empty() {
+        udp.push(SocketAddr::from(([127, 0, 0, 1], 0)));
+    }
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    for (index, address) in udp.iter().enumerate() {
+        let source =
+            UdpSource::bind(*address, config.sources.socket_buffer_bytes).map_err(|error| {
+                warn!(reason = error.label(), %address, "UDP source failed");
+                anyhow::Error::new(error)
+            })?;
+        let local = source.local_addr()?;
+        if index == 0 {
+            setup.replay_target = local;
+        }
+        let core = args
+            .rx_cores
+            .get(setup.sources.len())
+            .map(|&id| core_affinity::CoreId { id });
+        push_source(
+            &mut setup,
+            Box::new(source),
+            "udp",
+            local.to_string(),
+            "recvmmsg",
+            core,
+        );
+    }
+    for spec in xdp_specs(args, &config.sources.xdp)? {
+        let (attachment, sockets) = crate::receive::xdp::start(&spec).map_err(|error| {
+            warn!(reason = error.label(), iface = %spec.iface, "AF_XDP set-up failed");
+            anyhow::Error::new(error).context(format!("AF_XDP on {}", spec.iface))
+        })?;
+        for (queue, socket) in sockets.into_iter().enumerate() {
+            let mode = format!("{}-{}", socket.mode().label(), attachment.attach);
+            let core = match args.rx_cores.get(setup.sources.len()) {
+                Some(&id) => Some(core_affinity::CoreId { id }),
+                None => cores.get(queue % cores.len().max(1)).copied(),
+            };
+            let endpoint = format!("{}/{queue}", spec.iface);
+            push_source(&mut setup, Box::new(socket), "xdp", endpoint, &mode, core);
+        }
+        setup.attachments.push(attachment);
+    }
+    Ok(setup)
+}
+
+fn push_source(
+    setup: &mut ReceiveSetup,
+    source: Box<dyn crate::receive::ShredSource>,
+    kind: &'static str,
+    endpoint: String,
+    mode: &str,
+    core: Option<core_affinity::CoreId>,
+) {
+    let metrics = Arc::new(SourceMetrics::new(kind, endpoint, mode.to_owned()));
+    setup.metrics.push(Arc::clone(&metrics));
+    setup.sources.push(SourceSpec {
+        source,
+        metrics,
+        core,
+    });
+}
+
+/// Groups the `--xdp IFACE:PORT` flags by interface: one program (all its ports) per interface.
+fn xdp_specs(args: &RunArgs, xdp: &[String]) -> anyhow::Result<Vec<XdpSpec>> {
+    let mut specs: Vec<XdpSpec> = Vec::new();
+    for flag in xdp {
+        let (iface, port) = flag
+            .rsplit_once(':')
+            .with_context(|| format!("--xdp {flag}: expected IFACE:PORT"))?;
+        let port: u16 = port
+            .parse()
+            .ok()
+            .filter(|&port| port != 0)
+            .with_context(|| format!("--xdp {flag}: bad port"))?;
+        if iface.is_empty() {
+            bail!("--xdp {flag}: empty interface name");
+        }
+        match specs.iter_mut().find(|spec| spec.iface == iface) {
+            Some(spec) if !spec.ports.contains(&port) => spec.ports.push(port),
+            Some(_) => {}
+            None => specs.push(XdpSpec {
+                iface: iface.to_owned(),
+                ports: vec![port],
+                attach: args.xdp_attach,
+                bind: args.xdp_bind,
+                busy_poll: args.busy_poll,
+            }),
+        }
+    }
+    Ok(specs)
 }
 
 /// The housekeeping flush: decoder gauges and counters into the worker's counters, then a copy

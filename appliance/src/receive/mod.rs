@@ -1,0 +1,71 @@
+//! The receive side of the appliance: backends that fill [`RxBatch`]es with datagrams and their
+//! receive timestamps, and the pinned threads that hand the batches to the decode worker.
+//!
+//! ```text
+//!  NIC queue q ──XDP program──▶ XSKMAP[q] ──▶ xdp::XskSocket ─┐            (one per queue)
+//!  UDP socket ──recvmmsg(64, SO_TIMESTAMPNS)──▶ udp::UdpSource ┤ ShredSource::receive(&mut RxBatch)
+//!                                                             ▼
+//!        thread::ReceiveThread (pinned) ──RxBatch──▶ bounded channel ──▶ decode worker
+//!                 ▲                                                         │
+//!                 └───────────── free RxBatch (the source's own pool) ◀─────┘
+//! ```
+//! Memory is fixed at start-up: each source owns `pool_batches` batches of `batch_capacity`
+//! slots, and the channels are bounded by the total; a batch is only ever moved, never copied or
+//! reallocated. When the decode worker falls behind, a receive thread finds no free batch and
+//! stops reading, so the kernel's queue (socket buffer or XDP RX ring) fills and the kernel
+//! drops and counts; those counts are the `drops` of [`ShredSource::drops`], exported per source
+//! and reason on `/metrics`.
+
+pub mod batch;
+pub mod frame;
+pub mod metrics;
+// The three modules below wrap system calls and shared kernel memory; each `unsafe` block in
+// them carries a `// SAFETY:` note. Everything else in the crate denies unsafe code.
+#[allow(unsafe_code)]
+pub mod sockopt;
+pub mod thread;
+#[allow(unsafe_code)]
+pub mod udp;
+#[allow(unsafe_code)]
+pub mod xdp;
+
+pub use batch::RxBatch;
+pub use metrics::{DropCounts, DropReason, SourceMetrics};
+
+/// A receive backend: AF_XDP queue socket or UDP socket.
+pub trait ShredSource: Send {
+    /// Clears `batch` and fills it with the datagrams that are ready (up to its capacity),
+    /// waiting at most the source's poll interval (100 ms) for the first. An empty batch after
+    /// `Ok` means the wait timed out.
+    fn receive(&mut self, batch: &mut RxBatch) -> Result<(), ReceiveError>;
+
+    /// Cumulative drop counts by reason, from the kernel's counters where it keeps them. Called
+    /// on the housekeeping tick (every 100 ms), not per batch.
+    fn drops(&mut self) -> DropCounts;
+}
+
+/// Why one receive call failed (the thread logs it, counts it, and carries on).
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiveError {
+    #[error("recvmmsg failed: {0}")]
+    Recvmmsg(std::io::Error),
+    #[error("poll on the AF_XDP socket failed: {0}")]
+    Poll(std::io::Error),
+}
+
+impl ReceiveError {
+    /// A short stable name of the reason (metric label).
+    pub fn label(&self) -> &'static str {
+        match self {
+            ReceiveError::Recvmmsg(_) => "recvmmsg",
+            ReceiveError::Poll(_) => "poll",
+        }
+    }
+}
+
+/// The current time as Unix nanoseconds (`CLOCK_REALTIME`, the clock of `SO_TIMESTAMPNS`).
+pub fn unix_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() as u64)
+}
