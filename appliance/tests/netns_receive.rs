@@ -1,9 +1,8 @@
 //! The receive paths end to end across a veth pair: a sender namespace replays the bundled
 //! captures to `appliance run` in the receiver namespace, over batched UDP, over AF_XDP with the
 //! program in generic (skb) mode, and over AF_XDP in native (driver) mode with busy polling. In
-//! each case the
-//! appliance's `/metrics` totals of entry batches, entries and transactions must equal what
-//! `appliance decode` computes from the same files (the file path of the decoder, no network),
+//! each case the appliance's `/metrics` totals of entry batches, entries and transactions must
+//! equal what `appliance decode` computes from the same files (the file path of the decoder, no network),
 //! every datagram must be counted once on the right path, and SIGTERM must exit 0. For AF_XDP,
 //! other traffic must still reach the kernel stack while the program is attached (a UDP datagram
 //! to another port and back), and the program must be gone from the interface after SIGTERM and
