@@ -1,8 +1,8 @@
 //! The receive paths end to end across a veth pair: a sender namespace replays the bundled
 //! captures to `appliance run` in the receiver namespace, over batched UDP, over AF_XDP with the
-//! program in generic (skb) mode, and over AF_XDP in native (driver) mode. In each case the
-//! appliance's `/metrics` totals of entry batches, entries and transactions must equal what
-//! `appliance decode` computes from the same files (the file path of the decoder, no network),
+//! program in generic (skb) mode, and over AF_XDP in native (driver) mode with busy polling. In
+//! each case the appliance's `/metrics` totals of entry batches, entries and transactions must
+//! equal what `appliance decode` computes from the same files (the file path of the decoder, no network),
 //! every datagram must be counted once on the right path, and SIGTERM must exit 0. For AF_XDP,
 //! other traffic must still reach the kernel stack while the program is attached (a UDP datagram
 //! to another port and back), and the program must be gone from the interface after SIGTERM and
@@ -76,16 +76,15 @@ fn batched_udp_decodes_like_appliance_decode() {
 }
 
 /// The AF_XDP run shared by both attach modes.
-fn xdp_case(tag: &str, attach: &str, mode_label: &str) {
+fn xdp_case(tag: &str, attach: &str, mode_label: &str, extra: &[&str]) {
     if !is_root() {
         return;
     }
     let pair = VethPair::create(tag);
     let xdp = format!("{}:{PORT}", pair.receiver_iface);
-    let mut appliance = Appliance::start(
-        &pair.receiver.name,
-        &["--xdp", &xdp, "--xdp-attach", attach, "--xdp-bind", "auto"],
-    );
+    let mut args = vec!["--xdp", &xdp, "--xdp-attach", attach, "--xdp-bind", "auto"];
+    args.extend_from_slice(extra);
+    let mut appliance = Appliance::start(&pair.receiver.name, &args);
     let link = pair.receiver_link();
     assert!(
         link.contains("prog/xdp") && link.contains("shred_redirect"),
@@ -144,12 +143,13 @@ fn xdp_case(tag: &str, attach: &str, mode_label: &str) {
 
 #[test]
 fn af_xdp_generic_mode_decodes_like_appliance_decode() {
-    xdp_case("xg", "skb", "copy-skb");
+    xdp_case("xg", "skb", "copy-skb", &[]);
 }
 
+/// Native mode, with the busy-polling receive loop (spinning instead of poll(2)).
 #[test]
-fn af_xdp_native_mode_decodes_like_appliance_decode() {
-    xdp_case("xn", "native", "copy-native");
+fn af_xdp_native_mode_busy_polling_decodes_like_appliance_decode() {
+    xdp_case("xn", "native", "copy-native", &["--busy-poll"]);
 }
 
 #[test]

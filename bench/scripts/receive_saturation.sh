@@ -48,7 +48,7 @@ for case in udp xdp-skb xdp-native; do
         xdp-native) args=(--xdp sb0:8001 --xdp-attach native) ;;
     esac
     ip netns exec "$b" "$bin/appliance" run "${args[@]}" --grpc 127.0.0.1:19099 \
-        --http "127.0.0.1:$http" 2>/dev/null &
+        --http "127.0.0.1:$http" >/dev/null 2>&1 &
     app=$!
     until metrics >/dev/null 2>&1; do sleep 0.2; done
     for run in $(seq "$runs"); do
@@ -62,6 +62,7 @@ for case in udp xdp-skb xdp-native; do
         received=$(( $(total appliance_receive_packets_total) - received_before ))
         drops=$(( $(total appliance_receive_drops_total) - drops_before ))
         echo "$case run $run: received $((received / seconds)) pps, drops $drops, sender $sent"
+        metrics | awk '/^appliance_receive_drops_total/ && $NF != 0 { print "  cumulative " $0 }'
     done
     kill -TERM "$app"
     wait "$app" || true

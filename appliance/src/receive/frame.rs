@@ -197,6 +197,32 @@ mod tests {
             prop_assert_eq!(udp_payload(&frame), Ok((&payload[..], port)));
         }
 
+        /// Valid frames with bytes overwritten and the end cut: whatever parses lies inside the
+        /// frame, after the minimal headers, and within the UDP length the frame states.
+        #[test]
+        fn damaged_frames_never_panic_and_stay_inside(
+            payload in proptest::collection::vec(any::<u8>(), 0..300),
+            options in 0u8..=10,
+            damage in proptest::collection::vec((0usize..400, any::<u8>()), 0..6),
+            cut in 0usize..400,
+        ) {
+            let mut frame = build_udp_frame(&payload, 8001, options, 0);
+            for (position, byte) in damage {
+                if let Some(slot) = frame.get_mut(position) {
+                    *slot = byte;
+                }
+            }
+            frame.truncate(cut.max(1));
+            if let Ok((parsed, _)) = udp_payload(&frame) {
+                let start = parsed.as_ptr() as usize - frame.as_ptr() as usize;
+                let header_bytes = usize::from(frame[14] & 0x0f) * 4;
+                let udp_len = usize::from(u16::from_be_bytes([frame[14 + header_bytes + 4], frame[14 + header_bytes + 5]]));
+                prop_assert_eq!(start, 14 + header_bytes + 8);
+                prop_assert_eq!(parsed.len(), udp_len - 8);
+                prop_assert!(start + parsed.len() <= frame.len());
+            }
+        }
+
         #[test]
         fn arbitrary_bytes_never_panic_and_stay_inside(frame in proptest::collection::vec(any::<u8>(), 0..200)) {
             if let Ok((payload, _)) = udp_payload(&frame) {

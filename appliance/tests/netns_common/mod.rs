@@ -21,8 +21,11 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     if !root {
-        eprintln!(
-            "\n\n*** SKIPPED: netns/veth/AF_XDP tests need root (CI runs them as root) ***\n"
+        // Written to the stderr handle, not with eprintln!, so libtest's capture does not hide it.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "*** SKIPPED: netns/veth/AF_XDP tests need root (CI runs them as root) ***"
         );
     }
     root

@@ -143,7 +143,7 @@ fn playlist(files: &[PathBuf], junk: f64) -> anyhow::Result<Vec<Item>> {
     let junk_datagrams: Vec<Vec<u8>> = (0..JUNK_VARIANTS)
         .map(|_| (0..JUNK_BYTES).map(|_| generator.next() as u8).collect())
         .collect();
-    if real.is_empty() {
+    if real.is_empty() || junk >= 1.0 {
         return Ok(junk_datagrams
             .into_iter()
             .map(|bytes| Item { bytes, junk: true })

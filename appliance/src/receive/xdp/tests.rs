@@ -19,7 +19,12 @@ fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     if !root {
-        eprintln!("SKIPPED: loading BPF programs needs root");
+        // Written to the stderr handle, not with eprintln!, so libtest's capture does not hide it.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "*** SKIPPED: loading BPF programs needs root ***"
+        );
     }
     root
 }
