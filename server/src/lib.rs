@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod delta_updates;
+pub mod fanout;
 pub mod filter;
 pub mod http;
 pub mod stream_service;
