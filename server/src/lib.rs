@@ -11,6 +11,7 @@
 
 pub mod auth;
 pub mod delta_updates;
+pub mod fanout;
 pub mod filter;
 pub mod http;
 pub mod stream_service;

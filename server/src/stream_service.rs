@@ -1,10 +1,10 @@
-//! The tonic `stream.Stream/SubscribeDecoded` service: one session per subscriber, reading its
-//! requests and the published updates (specification §4.1, §6; product decisions §A).
+//! The `stream.Stream/SubscribeDecoded` service: one session per subscriber, reading its
+//! requests and the updates the fan-out hands it (specification §4.1, §6; product decisions §A).
 //!
 //! ```text
-//! publisher ─ Feed::publish(SubscribeUpdate) ─► bounded broadcast ring (Arc, shared by all)
-//!                                                   │ one receiver per started session
-//! client ─ SubscribeRequest ─► session ─ Filters::matches ─► personalised update ─► client
+//! publisher ─ Feed::publish(SubscribeUpdate) ─► fanout::Hub: match once, encode once
+//!                                                  │ try_send into each matching session's queue
+//! client ─ SubscribeRequest ─► session ─ Subscriber::personalise ─► OutboundUpdate ─► client
 //! ```
 //! Session rules:
 //! - Nothing is sent before the first request that is not a pure ping (a request with `ping_id`
@@ -12,27 +12,35 @@
 //!   its side of the call (as grpcurl does after its last request) keeps receiving.
 //! - A request replaces every filter at once, or, when invalid, ends the stream with
 //!   `INVALID_ARGUMENT` naming the filter and value (nothing of it is applied). A pure ping keeps
-//!   the filters.
+//!   the filters. The next update the session sends already reflects the new filters.
 //! - `ping_id` is answered with `pong` before any update produced under that request.
-//! - Slot notifications pass every filter. Each transaction or delta update carries the ids of the
-//!   matching filters (and, for deltas, the matching legs) and `server_timing.subscriber_recv`,
-//!   stamped when the session takes it off the ring.
-//! - **Bounded.** A session's queue is its window in the ring (`subscriber_queue` updates). The
-//!   publisher never waits: a session that falls a whole ring behind ends with
-//!   `RESOURCE_EXHAUSTED` ("subscriber lagged: N updates dropped") and the lag is counted.
+//! - Slot notifications go to every started session. Each transaction or delta update carries the
+//!   ids of the matching filters (and, for deltas, the matching legs) and
+//!   `server_timing.subscriber_recv`, stamped when the session takes it off its queue (never
+//!   below `publish`).
+//! - **Bounded.** Each session has its own queue of `subscriber_queue` updates. The publisher
+//!   never waits: a session whose queue is full ends at once with `RESOURCE_EXHAUSTED`
+//!   ("subscriber lagged: N updates dropped", N counting the dropped and the still-queued
+//!   updates) and the lag is counted.
+//!
+//! The tonic plumbing is hand-written in [`grpc`] so that the response type can be the
+//! encode-once [`OutboundUpdate`].
+
+pub mod grpc;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use stream_proto::stream::{
-    self, SubscribeRequest, SubscribeUpdate, stream_server, subscribe_update::Update,
-};
-use tokio::sync::{broadcast, watch};
+use stream_proto::stream::{SubscribeRequest, SubscribeUpdate, subscribe_update::Update};
+use tokio::sync::watch;
 use tokio_stream::Stream;
-use tonic::{Request, Response, Status, Streaming};
+use tonic::{Status, Streaming};
 
+use crate::fanout::{Hub, OutboundUpdate, Subscriber};
 use crate::filter::{FilterLimits, Filters};
+
+pub use grpc::StreamServer;
 
 /// Why a session ended: one variant per reason, the metric label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,34 +85,36 @@ impl StreamMetrics {
 }
 
 /// The sending side of the published updates.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Feed {
-    sender: broadcast::Sender<Arc<SubscribeUpdate>>,
+    hub: Arc<Hub>,
 }
 
 impl Feed {
-    /// A ring of `capacity` updates: each subscriber's queue bound.
+    /// Sessions each queue at most `capacity` updates.
     pub fn new(capacity: usize) -> Self {
         assert!(
             capacity > 0,
             "the subscriber queue must hold at least one update"
         );
-        let (sender, _) = broadcast::channel(capacity);
-        Self { sender }
+        Self {
+            hub: Hub::new(capacity),
+        }
     }
 
-    /// Publishes an update to every started session; never waits.
+    /// Publishes an update to every started session it matches; never waits.
     pub fn publish(&self, update: SubscribeUpdate) {
-        // An error only means that no session is listening.
-        let _ = self.sender.send(Arc::new(update));
+        self.hub.publish(update);
     }
 
+    /// Started sessions.
     pub fn subscriber_count(&self) -> usize {
-        self.sender.receiver_count()
+        self.hub.session_count()
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Arc<SubscribeUpdate>> {
-        self.sender.subscribe()
+    /// The fan-out hub behind the feed.
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
     }
 }
 
@@ -134,33 +144,26 @@ impl StreamService {
         }
     }
 
-    /// The tonic server wrapper of this service.
-    pub fn into_server(self) -> stream_server::StreamServer<Self> {
-        stream_server::StreamServer::new(self)
+    /// The tonic server of this service (with builders for compression and message sizes).
+    pub fn into_server(self) -> StreamServer {
+        StreamServer::new(self)
     }
-}
 
-type UpdateStream = std::pin::Pin<Box<dyn Stream<Item = Result<SubscribeUpdate, Status>> + Send>>;
-
-#[tonic::async_trait]
-impl stream_server::Stream for StreamService {
-    type SubscribeDecodedStream = UpdateStream;
-
-    async fn subscribe_decoded(
+    /// One subscriber's stream of updates.
+    pub fn subscribe(
         &self,
-        request: Request<Streaming<SubscribeRequest>>,
-    ) -> Result<Response<Self::SubscribeDecodedStream>, Status> {
+        requests: Streaming<SubscribeRequest>,
+    ) -> impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static {
         self.metrics
             .sessions_started
             .fetch_add(1, Ordering::Relaxed);
-        let session = session(
-            request.into_inner(),
-            self.feed.clone(),
+        session(
+            requests,
+            Arc::clone(&self.feed.hub),
             self.limits,
             Arc::clone(&self.metrics),
             self.shutdown.clone(),
-        );
-        Ok(Response::new(Box::pin(session)))
+        )
     }
 }
 
@@ -170,37 +173,46 @@ fn unix_nanos() -> u64 {
         .map_or(0, |elapsed| elapsed.as_nanos() as u64)
 }
 
-fn pong(ping_id: i32) -> SubscribeUpdate {
-    SubscribeUpdate {
-        update: Some(Update::Pong(ping_id)),
-    }
-}
-
 /// One subscriber's stream of updates.
 fn session(
     mut requests: Streaming<SubscribeRequest>,
-    feed: Feed,
+    hub: Arc<Hub>,
     limits: FilterLimits,
     metrics: Arc<StreamMetrics>,
     mut shutdown: watch::Receiver<bool>,
-) -> impl Stream<Item = Result<SubscribeUpdate, Status>> {
+) -> impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static {
     async_stream::stream! {
-        let mut filters: Option<Filters> = None;
-        let mut updates: Option<broadcast::Receiver<Arc<SubscribeUpdate>>> = None;
+        let mut subscriber = Subscriber::new(hub);
+        let queue = subscriber.queue();
         // A client may half-close its request stream (grpcurl does) and keep receiving.
         let mut requests_open = true;
+        let mut shutdown_open = true;
         loop {
             if *shutdown.borrow() {
                 metrics.disconnected(DisconnectReason::Shutdown);
                 yield Err(Status::unavailable("server shutting down"));
                 break;
             }
+            if queue.is_lagged() {
+                let dropped = subscriber.end_lagged();
+                metrics.updates_dropped_lag.fetch_add(dropped, Ordering::Relaxed);
+                metrics.disconnected(DisconnectReason::Lagged);
+                yield Err(Status::resource_exhausted(format!(
+                    "subscriber lagged: {dropped} updates dropped"
+                )));
+                break;
+            }
             tokio::select! {
-                _ = shutdown.changed() => continue,
+                biased;
+                changed = shutdown.changed(), if shutdown_open => {
+                    // A dropped sender can no longer stop sessions: stop watching it.
+                    shutdown_open = changed.is_ok();
+                }
+                () = queue.wait_lagged() => {}
                 request = requests.message(), if requests_open => {
                     let request = match request {
                         Ok(Some(request)) => request,
-                        Ok(None) if updates.is_some() => {
+                        Ok(None) if subscriber.is_started() => {
                             requests_open = false;
                             continue;
                         }
@@ -212,42 +224,26 @@ fn session(
                     let pure_ping = request.ping_id.is_some() && request.subscriptions.is_empty();
                     if !pure_ping {
                         match Filters::compile(&request.subscriptions, &limits) {
-                            Ok(compiled) => filters = Some(compiled),
+                            Ok(compiled) => subscriber.replace(compiled),
                             Err(error) => {
                                 metrics.disconnected(DisconnectReason::InvalidFilter);
                                 yield Err(Status::invalid_argument(error.to_string()));
                                 break;
                             }
                         }
-                        if updates.is_none() {
-                            updates = Some(feed.subscribe());
-                        }
                     }
                     if let Some(ping_id) = request.ping_id {
-                        yield Ok(pong(ping_id));
+                        yield Ok(OutboundUpdate::pong(ping_id));
                     }
                 }
-                received = next_update(&mut updates) => {
-                    match received {
-                        Ok(update) => {
-                            let Some(filters) = filters.as_ref() else { continue };
-                            if let Some(personal) = personalise(&update, filters, unix_nanos()) {
-                                metrics.updates_sent.fetch_add(1, Ordering::Relaxed);
-                                yield Ok(personal);
-                            }
-                        }
-                        Err(broadcast::error::RecvError::Lagged(missed)) => {
-                            metrics.updates_dropped_lag.fetch_add(missed, Ordering::Relaxed);
-                            metrics.disconnected(DisconnectReason::Lagged);
-                            yield Err(Status::resource_exhausted(format!(
-                                "subscriber lagged: {missed} updates dropped"
-                            )));
-                            break;
-                        }
-                        Err(broadcast::error::RecvError::Closed) => {
-                            metrics.disconnected(DisconnectReason::Shutdown);
-                            break;
-                        }
+                delivery = subscriber.next() => {
+                    let Some(delivery) = delivery else {
+                        metrics.disconnected(DisconnectReason::Shutdown);
+                        break;
+                    };
+                    if let Some(personal) = subscriber.personalise(delivery, unix_nanos()) {
+                        metrics.updates_sent.fetch_add(1, Ordering::Relaxed);
+                        yield Ok(personal);
                     }
                 }
             }
@@ -255,18 +251,10 @@ fn session(
     }
 }
 
-/// The next update of a started session; never resolves before the stream starts.
-async fn next_update(
-    updates: &mut Option<broadcast::Receiver<Arc<SubscribeUpdate>>>,
-) -> Result<Arc<SubscribeUpdate>, broadcast::error::RecvError> {
-    match updates {
-        Some(receiver) => receiver.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The subscriber's copy of a published update: matched filters and legs, and the
-/// `subscriber_recv` stamp; `None` when the filters do not match.
+/// The per-session path this module used before the fan-out (one deep clone and one full encode
+/// per subscriber): kept as the baseline of `bench/benches/fanout.rs`. The subscriber's copy of
+/// a published update, with matched filters and legs and the `subscriber_recv` stamp; `None`
+/// when the filters do not match.
 pub fn personalise(
     update: &SubscribeUpdate,
     filters: &Filters,
@@ -274,7 +262,7 @@ pub fn personalise(
 ) -> Option<SubscribeUpdate> {
     let matched = filters.matches(update)?;
     let mut personal = update.clone();
-    let stamp = |timing: &mut Option<stream::ServerTiming>| {
+    let stamp = |timing: &mut Option<stream_proto::stream::ServerTiming>| {
         if let Some(timing) = timing.as_mut() {
             timing.subscriber_recv_unix_nanos =
                 subscriber_recv_unix_nanos.max(timing.publish_unix_nanos);

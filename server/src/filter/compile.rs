@@ -1,11 +1,16 @@
-//! `Filters::compile` (validation, applied whole or not at all) and `Filters::matches`.
+//! `Filters::compile` (validation, applied whole or not at all) and the per-subscription matching
+//! (`Filters::match_view`, and `Filters::matches` on a whole update).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use decoder::dex::DexProgram;
-use stream_proto::stream::{self, ProgramFilter, subscribe_update::Update};
+use stream_proto::stream::{self, ProgramFilter, SubscribeUpdate};
 
-use super::{FilterError, Matched};
+use super::bits::IndexSet;
+use super::criteria::{CompiledFilter, KeySet, PROGRAM_VALUE_MAX};
+use super::names::name_id;
+use super::view::{Key, UpdateKind, UpdateView};
+use super::{FilterError, Matched, Matches};
 
 /// Bounds of one subscription request; configurable, with the product defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,22 +28,6 @@ impl Default for FilterLimits {
             max_keys: 10_000,
         }
     }
-}
-
-/// `DexProgram` values: 1..=6 direct programs, 7..=12 their `DELTA_*` legs.
-const PROGRAM_VALUE_MAX: i32 = 12;
-
-type Key = [u8; 32];
-
-#[derive(Debug, Clone)]
-struct CompiledFilter {
-    id: String,
-    /// Bit `p` set for each selected `DexProgram` value `p`; 0 selects every program.
-    programs: u16,
-    instruction_types: Vec<String>,
-    include: HashSet<Key>,
-    exclude: HashSet<Key>,
-    required: Vec<Key>,
 }
 
 /// A compiled subscription: the filters in id order. An empty set matches everything.
@@ -79,99 +68,77 @@ impl Filters {
         Ok(Self { filters })
     }
 
+    /// An empty map: matches everything, with no ids.
     pub fn is_empty(&self) -> bool {
         self.filters.is_empty()
     }
 
-    /// The filters this update matches; `None` when a non-empty set matches nothing. Updates
-    /// other than transactions and deltas are not filtered.
-    pub fn matches(&self, update: &stream::SubscribeUpdate) -> Option<Matched> {
-        let (account_keys, calls): (&[Vec<u8>], Vec<(i32, &str)>) = match update.update.as_ref() {
-            Some(Update::Transaction(transaction)) => (
-                &transaction.account_keys,
-                transaction
-                    .decoded_instructions
-                    .iter()
-                    .map(|i| (i.program, i.instruction_name.as_str()))
-                    .collect(),
-            ),
-            Some(Update::Delta(delta)) => (
-                delta
-                    .envelope
-                    .as_ref()
-                    .map_or(&[][..], |envelope| &envelope.account_keys),
-                delta
-                    .dex_legs
-                    .iter()
-                    .map(|leg| {
-                        let program = leg.instruction.as_ref().map_or(0, |i| i.program);
-                        (program, leg.logical_instruction_name.as_str())
-                    })
-                    .collect(),
-            ),
-            _ => return Some(Matched::default()),
-        };
-        let is_delta = matches!(update.update, Some(Update::Delta(_)));
+    pub fn len(&self) -> usize {
+        self.filters.len()
+    }
+
+    /// The filters in id order (their position is their index in [`Matches::filters`]).
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &CompiledFilter> {
+        self.filters.iter()
+    }
+
+    /// The filter at `index` (id order).
+    pub fn get(&self, index: usize) -> Option<&CompiledFilter> {
+        self.filters.get(index)
+    }
+
+    /// What one update matches, from its view; `None` when a non-empty set matches nothing.
+    /// Unfiltered updates (slots, pongs) match with nothing.
+    pub fn match_view(&self, view: &UpdateView) -> Option<Matches> {
+        if view.kind() == UpdateKind::Unfiltered {
+            return Some(Matches::default());
+        }
         if self.filters.is_empty() {
-            let leg_indices = if is_delta {
-                (0..calls.len() as u32).collect()
-            } else {
-                Vec::new()
-            };
-            return Some(Matched {
-                filter_ids: Vec::new(),
-                leg_indices,
-            });
+            return Some(Matches::everything(view));
         }
-        let keys: HashSet<Key> = account_keys
-            .iter()
-            .filter_map(|key| key.as_slice().try_into().ok())
-            .collect();
-        let mut matched = Matched::default();
-        let mut legs = 0u128;
-        for filter in &self.filters {
-            if !filter.accounts_hold(&keys) {
-                continue;
+        let mut matched = IndexSet::with_capacity(self.filters.len());
+        for (index, filter) in self.filters.iter().enumerate() {
+            if filter.evaluate(view) {
+                matched.insert(index);
             }
-            let mut call_hits = 0u128;
-            for (index, (program, name)) in calls.iter().enumerate() {
-                if filter.selects(*program, name) {
-                    call_hits |= 1 << index.min(127);
-                }
-            }
-            if call_hits == 0 {
-                continue;
-            }
-            matched.filter_ids.push(filter.id.clone());
-            legs |= call_hits;
         }
-        if matched.filter_ids.is_empty() {
+        if matched.is_empty() {
             return None;
         }
-        if is_delta {
-            matched.leg_indices = (0..calls.len().min(128) as u32)
-                .filter(|i| legs >> i & 1 == 1)
-                .collect();
+        Some(self.matches_of(view, matched))
+    }
+
+    /// The full match of filters already known to match (`filters`, each evaluated true): adds
+    /// the legs of a delta update, the union of the legs each of them selects.
+    pub fn matches_of(&self, view: &UpdateView, filters: IndexSet) -> Matches {
+        let mut legs = Vec::new();
+        if view.kind() == UpdateKind::Delta {
+            for (index, call) in view.calls().iter().enumerate() {
+                let selected = filters
+                    .iter()
+                    .filter_map(|filter| self.filters.get(filter))
+                    .any(|filter| filter.selects(*call));
+                if selected {
+                    legs.push(index as u32);
+                }
+            }
         }
-        Some(matched)
-    }
-}
-
-impl CompiledFilter {
-    /// Criteria 2–4 (include any, exclude none, require all).
-    fn accounts_hold(&self, keys: &HashSet<Key>) -> bool {
-        (self.include.is_empty() || self.include.iter().any(|key| keys.contains(key)))
-            && !self.exclude.iter().any(|key| keys.contains(key))
-            && self.required.iter().all(|key| keys.contains(key))
+        Matches { filters, legs }
     }
 
-    /// Criterion 1 for one call (program value and logical name).
-    fn selects(&self, program: i32, name: &str) -> bool {
-        let program_ok = self.programs == 0
-            || (1..=PROGRAM_VALUE_MAX).contains(&program) && self.programs >> program & 1 == 1;
-        program_ok
-            && (self.instruction_types.is_empty()
-                || self.instruction_types.iter().any(|n| n == name))
+    /// The filters this update matches; `None` when a non-empty set matches nothing. Updates
+    /// other than transactions and deltas are not filtered.
+    pub fn matches(&self, update: &SubscribeUpdate) -> Option<Matched> {
+        let matches = self.match_view(&UpdateView::new(update))?;
+        Some(Matched {
+            filter_ids: matches
+                .filters
+                .iter()
+                .filter_map(|index| self.filters.get(index))
+                .map(|filter| filter.id.clone())
+                .collect(),
+            leg_indices: matches.legs,
+        })
     }
 }
 
@@ -200,15 +167,21 @@ fn compile_filter(id: &str, filter: &ProgramFilter) -> Result<CompiledFilter, Fi
         }
         programs |= 1 << value;
     }
+    let mut names = 0u64;
     for name in &filter.instruction_types {
         let known = (1..=PROGRAM_VALUE_MAX)
             .filter(|value| programs == 0 || programs >> value & 1 == 1)
             .any(|value| names_of(value).contains(&name.as_str()));
-        if !known {
-            return Err(FilterError::UnknownInstruction {
-                filter: id.to_owned(),
-                value: name.clone(),
-            });
+        // Every name of a supported program is interned (a test checks it).
+        let interned = name_id(name);
+        match interned {
+            Some(interned) if known => names |= 1 << interned,
+            _ => {
+                return Err(FilterError::UnknownInstruction {
+                    filter: id.to_owned(),
+                    value: name.clone(),
+                });
+            }
         }
     }
     let keys = |field: &'static str, values: &[String]| -> Result<Vec<Key>, FilterError> {
@@ -225,16 +198,19 @@ fn compile_filter(id: &str, filter: &ProgramFilter) -> Result<CompiledFilter, Fi
             })
             .collect()
     };
+    let mut required = keys("accounts_required", &filter.accounts_required)?;
+    required.sort_unstable();
+    required.dedup();
     Ok(CompiledFilter {
         id: id.to_owned(),
         programs,
-        instruction_types: filter.instruction_types.clone(),
+        names,
         include: keys("accounts_include", &filter.accounts_include)?
             .into_iter()
-            .collect(),
+            .collect::<KeySet>(),
         exclude: keys("accounts_exclude", &filter.accounts_exclude)?
             .into_iter()
-            .collect(),
-        required: keys("accounts_required", &filter.accounts_required)?,
+            .collect::<KeySet>(),
+        required,
     })
 }

@@ -1,0 +1,338 @@
+//! Encode once: a published update is encoded a single time into shared bytes, and each
+//! subscriber's message is those bytes with its own fields written around them.
+//!
+//! Protobuf lets a message be split: repeated fields are concatenated and a repeated occurrence
+//! of an embedded message field is merged into the first. So the shared bytes are the oneof
+//! member (`DecodedTransaction` or `DeltaUpdate`) encoded with its per-subscriber fields empty,
+//! and each subscriber's `SubscribeUpdate` is written as
+//!
+//! ```text
+//! transaction: [1:LEN] len | shared | 8: id … | 9 { 6: subscriber_recv }
+//! delta:       [4:LEN] len | shared | 1 { 8: id … | 9 { 6: subscriber_recv } } | 4: packed legs
+//! other:       the whole SubscribeUpdate, shared as is (slots, pongs)
+//! ```
+//! which any protobuf parser decodes to the same message as the personalised struct (the tests
+//! check it with prost against an independent model). `server_timing` (and, for a delta,
+//! `envelope`) is only written when the published update has one, as the personalised struct
+//! would; `subscriber_recv` is stamped no earlier than `publish`.
+
+use std::sync::Arc;
+
+use prost::Message;
+use prost::bytes::{Buf, BufMut};
+use prost::encoding::{
+    DecodeContext, WireType, encode_key, encode_varint, encoded_len_varint, key_len,
+};
+use stream_proto::stream::{SubscribeUpdate, subscribe_update::Update};
+
+use crate::filter::{Filters, Matches};
+
+/// `SubscribeUpdate.transaction`.
+const UPDATE_TRANSACTION: u32 = 1;
+/// `SubscribeUpdate.delta`.
+const UPDATE_DELTA: u32 = 4;
+/// `DecodedTransaction.matched_filters`.
+const TRANSACTION_MATCHED_FILTERS: u32 = 8;
+/// `DecodedTransaction.server_timing`.
+const TRANSACTION_SERVER_TIMING: u32 = 9;
+/// `ServerTiming.subscriber_recv_unix_nanos`.
+const TIMING_SUBSCRIBER_RECV: u32 = 6;
+/// `DeltaUpdate.envelope`.
+const DELTA_ENVELOPE: u32 = 1;
+/// `DeltaUpdate.matched_leg_indices`.
+const DELTA_MATCHED_LEGS: u32 = 4;
+
+/// How the shared bytes are framed into a subscriber's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// The whole `SubscribeUpdate`, written as is.
+    Whole,
+    /// A transaction; `timing` holds the publish stamp when the update has `server_timing`.
+    Transaction { timing: Option<u64> },
+    /// A delta; `envelope` when it has one, `timing` as for a transaction (of the envelope).
+    Delta { envelope: bool, timing: Option<u64> },
+}
+
+/// A published update, encoded once and shared by every subscriber it goes to.
+#[derive(Debug)]
+pub struct EncodedUpdate {
+    update: SubscribeUpdate,
+    layout: Layout,
+    body: Vec<u8>,
+}
+
+impl EncodedUpdate {
+    /// Clears the per-subscriber fields (`matched_filters`, `subscriber_recv`,
+    /// `matched_leg_indices`) and encodes the rest.
+    pub fn new(mut update: SubscribeUpdate) -> Self {
+        let (layout, body) = match update.update.as_mut() {
+            Some(Update::Transaction(transaction)) => {
+                transaction.matched_filters.clear();
+                let timing = transaction.server_timing.as_mut().map(|timing| {
+                    timing.subscriber_recv_unix_nanos = 0;
+                    timing.publish_unix_nanos
+                });
+                (Layout::Transaction { timing }, transaction.encode_to_vec())
+            }
+            Some(Update::Delta(delta)) => {
+                delta.matched_leg_indices.clear();
+                let timing = delta.envelope.as_mut().and_then(|envelope| {
+                    envelope.matched_filters.clear();
+                    envelope.server_timing.as_mut().map(|timing| {
+                        timing.subscriber_recv_unix_nanos = 0;
+                        timing.publish_unix_nanos
+                    })
+                });
+                let layout = Layout::Delta {
+                    envelope: delta.envelope.is_some(),
+                    timing,
+                };
+                (layout, delta.encode_to_vec())
+            }
+            _ => (Layout::Whole, update.encode_to_vec()),
+        };
+        Self {
+            update,
+            layout,
+            body,
+        }
+    }
+
+    /// The update as published, with the per-subscriber fields cleared (for re-matching).
+    pub fn update(&self) -> &SubscribeUpdate {
+        &self.update
+    }
+
+    /// The shared bytes.
+    pub fn shared_len(&self) -> usize {
+        self.body.len()
+    }
+}
+
+/// One subscriber's copy of a shared update: its matched filters and legs and its
+/// `subscriber_recv` stamp, written around the shared bytes.
+#[derive(Debug, Clone)]
+pub struct PersonalUpdate {
+    update: Arc<EncodedUpdate>,
+    filters: Arc<Filters>,
+    matches: Matches,
+    subscriber_recv: u64,
+    /// Length of the `matched_filters` entries.
+    ids_len: usize,
+    /// Length of the packed `matched_leg_indices` content.
+    legs_len: usize,
+}
+
+impl PersonalUpdate {
+    /// `matches` indexes `filters`; `subscriber_recv_unix_nanos` is raised to `publish` if below.
+    pub fn new(
+        update: Arc<EncodedUpdate>,
+        filters: Arc<Filters>,
+        matches: Matches,
+        subscriber_recv_unix_nanos: u64,
+    ) -> Self {
+        let ids_len = ids(&filters, &matches)
+            .map(|id| {
+                key_len(TRANSACTION_MATCHED_FILTERS)
+                    + encoded_len_varint(id.len() as u64)
+                    + id.len()
+            })
+            .sum();
+        let legs_len = matches
+            .legs
+            .iter()
+            .map(|leg| encoded_len_varint(u64::from(*leg)))
+            .sum();
+        Self {
+            update,
+            filters,
+            matches,
+            subscriber_recv: subscriber_recv_unix_nanos,
+            ids_len,
+            legs_len,
+        }
+    }
+
+    fn write_ids(&self, buf: &mut impl BufMut) {
+        for id in ids(&self.filters, &self.matches) {
+            encode_key(TRANSACTION_MATCHED_FILTERS, WireType::LengthDelimited, buf);
+            encode_varint(id.len() as u64, buf);
+            buf.put_slice(id.as_bytes());
+        }
+    }
+
+    fn stamp(&self, publish: u64) -> u64 {
+        self.subscriber_recv.max(publish)
+    }
+
+    /// Length of the second `server_timing` (0 without timing).
+    fn timing_len(&self, timing: Option<u64>) -> usize {
+        timing.map_or(0, |publish| {
+            let inner = stamp_len(self.stamp(publish));
+            key_len(TRANSACTION_SERVER_TIMING) + encoded_len_varint(inner as u64) + inner
+        })
+    }
+
+    fn write_timing(&self, timing: Option<u64>, buf: &mut impl BufMut) {
+        if let Some(publish) = timing {
+            let stamp = self.stamp(publish);
+            encode_key(TRANSACTION_SERVER_TIMING, WireType::LengthDelimited, buf);
+            encode_varint(stamp_len(stamp) as u64, buf);
+            if stamp != 0 {
+                encode_key(TIMING_SUBSCRIBER_RECV, WireType::Varint, buf);
+                encode_varint(stamp, buf);
+            }
+        }
+    }
+
+    /// The lengths of a delta's suffix: the envelope's content and the packed legs.
+    fn delta_parts(&self, envelope: bool, timing: Option<u64>) -> (usize, usize) {
+        let envelope_inner = if envelope {
+            self.ids_len + self.timing_len(timing)
+        } else {
+            0
+        };
+        (envelope_inner, self.legs_len)
+    }
+
+    /// The oneof member's length: shared bytes plus this subscriber's suffix.
+    fn member_len(&self) -> usize {
+        let shared = self.update.body.len();
+        match self.update.layout {
+            Layout::Whole => shared,
+            Layout::Transaction { timing } => shared + self.ids_len + self.timing_len(timing),
+            Layout::Delta { envelope, timing } => {
+                let (envelope_inner, legs) = self.delta_parts(envelope, timing);
+                shared
+                    + framed_len(DELTA_ENVELOPE, envelope_inner)
+                    + framed_len(DELTA_MATCHED_LEGS, legs)
+            }
+        }
+    }
+}
+
+/// The ids of the matched filters, in id order.
+fn ids<'a>(filters: &'a Filters, matches: &'a Matches) -> impl Iterator<Item = &'a str> {
+    matches
+        .filters
+        .iter()
+        .filter_map(|index| filters.get(index))
+        .map(|filter| filter.id())
+}
+
+/// The encoded length of the stamp field (0 for 0, which proto3 leaves out).
+fn stamp_len(stamp: u64) -> usize {
+    if stamp == 0 {
+        0
+    } else {
+        key_len(TIMING_SUBSCRIBER_RECV) + encoded_len_varint(stamp)
+    }
+}
+
+/// A length-delimited field of `inner` bytes; nothing when empty.
+fn framed_len(tag: u32, inner: usize) -> usize {
+    if inner == 0 {
+        0
+    } else {
+        key_len(tag) + encoded_len_varint(inner as u64) + inner
+    }
+}
+
+fn write_frame(tag: u32, inner: usize, buf: &mut impl BufMut) {
+    encode_key(tag, WireType::LengthDelimited, buf);
+    encode_varint(inner as u64, buf);
+}
+
+/// What a session sends: its own message (a pong) or its copy of a shared update.
+#[derive(Debug, Clone)]
+pub enum OutboundUpdate {
+    /// A message of its own (boxed: the shared variant is the hot one).
+    Owned(Box<SubscribeUpdate>),
+    Personal(PersonalUpdate),
+}
+
+impl OutboundUpdate {
+    pub fn pong(ping_id: i32) -> Self {
+        Self::Owned(Box::new(SubscribeUpdate {
+            update: Some(Update::Pong(ping_id)),
+        }))
+    }
+}
+
+impl Default for OutboundUpdate {
+    fn default() -> Self {
+        Self::Owned(Box::default())
+    }
+}
+
+/// Encoding only: a server never decodes what it sends.
+impl Message for OutboundUpdate {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        let personal = match self {
+            Self::Owned(update) => return update.encode_raw(buf),
+            Self::Personal(personal) => personal,
+        };
+        let shared = &personal.update.body;
+        match personal.update.layout {
+            Layout::Whole => buf.put_slice(shared),
+            Layout::Transaction { timing } => {
+                write_frame(UPDATE_TRANSACTION, personal.member_len(), buf);
+                buf.put_slice(shared);
+                personal.write_ids(buf);
+                personal.write_timing(timing, buf);
+            }
+            Layout::Delta { envelope, timing } => {
+                write_frame(UPDATE_DELTA, personal.member_len(), buf);
+                buf.put_slice(shared);
+                let (envelope_inner, legs) = personal.delta_parts(envelope, timing);
+                if envelope_inner > 0 {
+                    write_frame(DELTA_ENVELOPE, envelope_inner, buf);
+                    personal.write_ids(buf);
+                    personal.write_timing(timing, buf);
+                }
+                if legs > 0 {
+                    write_frame(DELTA_MATCHED_LEGS, legs, buf);
+                    for leg in &personal.matches.legs {
+                        encode_varint(u64::from(*leg), buf);
+                    }
+                }
+            }
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        _tag: u32,
+        _wire_type: WireType,
+        _buf: &mut impl Buf,
+        _ctx: DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        // The only constructor of a DecodeError with a message (deprecated for outside use, kept
+        // in prost 0.14); this type is never decoded.
+        #[allow(deprecated)]
+        Err(prost::DecodeError::new(
+            "OutboundUpdate is encode-only: decode a stream::SubscribeUpdate",
+        ))
+    }
+
+    fn encoded_len(&self) -> usize {
+        match self {
+            Self::Owned(update) => update.encoded_len(),
+            Self::Personal(personal) => match personal.update.layout {
+                Layout::Whole => personal.update.body.len(),
+                Layout::Transaction { .. } => {
+                    let member = personal.member_len();
+                    key_len(UPDATE_TRANSACTION) + encoded_len_varint(member as u64) + member
+                }
+                Layout::Delta { .. } => {
+                    let member = personal.member_len();
+                    key_len(UPDATE_DELTA) + encoded_len_varint(member as u64) + member
+                }
+            },
+        }
+    }
+
+    fn clear(&mut self) {
+        *self = Self::default();
+    }
+}
