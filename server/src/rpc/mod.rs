@@ -1,0 +1,89 @@
+//! The JSON-RPC archive frontend (issue 7, serving half): `POST /` answers `getTransaction`,
+//! `getBlock`, `getSignaturesForAddress`, `getSlot` and `getBlockTime` from an [`ArchiveStore`]
+//! exactly as a Solana validator with long-term storage answers them, and routes everything else
+//! (and slots or signatures not held here) to the upstream validator. Behaviour, routing, rate
+//! limit and deviations: `docs/archive-rpc.md`.
+//!
+//! Modules, from the wire inwards: [`service`] (HTTP, rate limit, routing, batches),
+//! [`envelope`] (JSON-RPC framing), [`params`] (the methods' parameters), [`methods`] (answers
+//! from the store), [`encode`] / [`parsed`] / [`tx_error`] (the validator's JSON shapes),
+//! [`upstream`] (the upstream client), [`rate_limit`], [`metrics`], and [`memory_store`] (an
+//! in-memory store for tests and benchmarks).
+
+pub mod encode;
+pub mod envelope;
+pub mod error;
+pub mod memory_store;
+pub mod methods;
+pub mod metrics;
+pub mod params;
+pub mod parsed;
+pub mod rate_limit;
+pub mod service;
+pub mod tx_error;
+pub mod upstream;
+
+use std::sync::Arc;
+
+use archive::ArchiveStore;
+
+use crate::http::HttpMount;
+pub use methods::MethodSettings;
+pub use rate_limit::RateLimitConfig;
+pub use upstream::{UpstreamConfig, UpstreamConfigError};
+
+/// Settings of the JSON-RPC frontend.
+#[derive(Debug, Clone, Default)]
+pub struct RpcConfig {
+    pub rate_limit: RateLimitConfig,
+    pub methods: MethodSettings,
+    /// The upstream validator; without one, calls not held here get the "not available" answers
+    /// and other methods -32601.
+    pub upstream: Option<UpstreamConfig>,
+}
+
+/// The frontend's shared state: hand [`Rpc::mount`] to the HTTP server and [`Rpc::render_metrics`]
+/// to `/metrics`.
+#[derive(Clone)]
+pub struct Rpc {
+    shared: Arc<service::Shared>,
+    upstream: Option<UpstreamConfig>,
+}
+
+impl Rpc {
+    pub fn new(config: RpcConfig, store: Arc<dyn ArchiveStore>) -> Self {
+        Self {
+            shared: Arc::new(service::Shared {
+                store,
+                limiter: rate_limit::RateLimiter::new(config.rate_limit),
+                metrics: metrics::RpcMetrics::default(),
+                settings: config.methods,
+            }),
+            upstream: config.upstream,
+        }
+    }
+
+    /// Registers `POST /` on each worker (each worker gets its own upstream client).
+    pub fn mount(&self) -> HttpMount {
+        let rpc = self.clone();
+        Arc::new(move |config| {
+            let frontend = service::Frontend::new(Arc::clone(&rpc.shared), rpc.upstream.as_ref());
+            service::configure(config, frontend);
+        })
+    }
+
+    /// Appends the frontend's metrics (Prometheus text) to `out`.
+    pub fn render_metrics(&self, out: &mut String) {
+        self.shared.metrics.render(&self.shared.limiter, out);
+    }
+
+    /// The counters, for tests and the appliance.
+    pub fn metrics(&self) -> &metrics::RpcMetrics {
+        &self.shared.metrics
+    }
+}
+
+/// Shorthand: the mount for `store` with `config`.
+pub fn mount(config: RpcConfig, store: Arc<dyn ArchiveStore>) -> HttpMount {
+    Rpc::new(config, store).mount()
+}
