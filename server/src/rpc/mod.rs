@@ -13,6 +13,7 @@
 pub mod encode;
 pub mod envelope;
 pub mod error;
+pub mod fixture;
 pub mod memory_store;
 pub mod methods;
 pub mod metrics;
