@@ -5,6 +5,7 @@
 //! - `appliance decode-tx`: decodes base64 wire transactions, see [`decode_tx`].
 //! - `appliance archive index CAR...`: builds archive indexes (issue 7).
 
+mod archive_index;
 mod decode_file;
 mod decode_tx;
 mod metrics;
@@ -65,6 +66,9 @@ enum ArchiveCommand {
         /// CAR files (whole epochs or pieces).
         #[arg(required = true)]
         cars: Vec<PathBuf>,
+        /// Do not draw a progress bar.
+        #[arg(long)]
+        no_progress: bool,
     },
 }
 
@@ -102,11 +106,8 @@ fn main() -> ExitCode {
             )
         }),
         Command::Archive {
-            command: ArchiveCommand::Index { cars },
-        } => Err(anyhow::anyhow!(
-            "archive index is not available in this build yet ({} file(s) given; issue 7)",
-            cars.len()
-        )),
+            command: ArchiveCommand::Index { cars, no_progress },
+        } => archive_index::run(&cars, !no_progress, &mut std::io::stdout()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,8 +4,24 @@
 //!
 //! Format reference: `docs/archive.md` (summarising `shared/spec/epoch-archive.md`).
 
+pub mod block;
+pub mod build;
+pub mod car;
+pub mod cid;
+pub mod error;
+pub mod frame;
+pub mod index;
+pub mod local;
+pub mod meta;
 pub mod model;
+pub mod node;
+pub mod readat;
 pub mod store;
+pub mod synth;
+pub mod txerror;
+pub mod txwire;
+pub mod varint;
+pub mod writer;
 
 /// Generated prost types of the validator's stored schema (`solana.storage.ConfirmedBlock`).
 pub mod proto {
@@ -16,6 +32,9 @@ pub mod proto {
     ));
 }
 
+pub use cid::Cid;
+pub use error::FormatError;
+pub use local::LocalArchive;
 pub use model::{Block, SignatureInfo, SignatureQuery, Transaction, TransactionInBlock};
 pub use store::{ArchiveError, ArchiveStore, SlotLookup};
 

@@ -16,6 +16,10 @@ pub enum ArchiveError {
     },
     #[error("corrupt archive data in {what}: {reason}")]
     Corrupt { what: String, reason: String },
+    #[error("index file missing: {path}")]
+    MissingIndex { path: String },
+    #[error("index does not match its CAR ({what}): {reason}")]
+    IndexMismatch { what: String, reason: String },
 }
 
 impl ArchiveError {
@@ -24,6 +28,8 @@ impl ArchiveError {
         match self {
             Self::Io { .. } => "io",
             Self::Corrupt { .. } => "corrupt",
+            Self::MissingIndex { .. } => "missing_index",
+            Self::IndexMismatch { .. } => "index_mismatch",
         }
     }
 }

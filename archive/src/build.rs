@@ -1,0 +1,411 @@
+//! The index builder behind `appliance archive index`: one sequential pass over a CAR (whole
+//! epoch or piece) feeding every index that is still missing next to it, then sealing each one.
+//! Memory stays bounded: keys are spilled to partition files (count chosen from the CAR size),
+//! per-block state is dropped at each Block node, slot tables are fixed-size. Each index is written
+//! under a temporary name and renamed when complete, so an interrupted build redoes only the
+//! indexes that were not finished.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::car::{CarStream, CarStreamError};
+use crate::cid::{Cid, NODE_CID_LEN};
+use crate::error::FormatError;
+use crate::frame;
+use crate::index::addr::{AddressIndexBuilder, TxRecord};
+use crate::index::compact::{BuildError, CompactBuilder, CompactOptions};
+use crate::index::meta::IndexMeta;
+use crate::index::sigexists::SigExistsBuilder;
+use crate::index::slots::SlotTables;
+use crate::index::{IndexPaths, NETWORK};
+use crate::meta;
+use crate::node::{self, BlockNode, EntryNode, TransactionNode};
+use crate::txwire;
+
+/// Builder settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Draw a progress bar on stderr (hidden when stderr is not a terminal).
+    pub progress: bool,
+    /// Spill partitions; `None` = one per GiB of CAR, between 1 and 256.
+    pub partitions: Option<u32>,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            progress: true,
+            partitions: None,
+        }
+    }
+}
+
+/// What one build did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildReport {
+    pub car: PathBuf,
+    pub root: Cid,
+    pub epoch: Option<u64>,
+    /// Index kinds built now.
+    pub built: Vec<&'static str>,
+    /// Index kinds found complete and left alone.
+    pub skipped: Vec<&'static str>,
+    pub bytes: u64,
+    pub blocks: u64,
+    pub transactions: u64,
+    pub elapsed: Duration,
+}
+
+/// Why a build failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexBuildError {
+    #[error("{path}: i/o: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Car {
+        path: PathBuf,
+        #[source]
+        source: CarStreamError,
+    },
+    #[error("{path}: {source}")]
+    Format {
+        path: PathBuf,
+        #[source]
+        source: FormatError,
+    },
+    #[error("{path}: {source}")]
+    Build {
+        path: PathBuf,
+        #[source]
+        source: BuildError,
+    },
+    #[error("{path}: the CAR holds no block")]
+    NoBlocks { path: PathBuf },
+}
+
+impl IndexBuildError {
+    /// Short stable label for metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Io { .. } => "io",
+            Self::Car { .. } => "car",
+            Self::Format { .. } => "format",
+            Self::Build { .. } => "build",
+            Self::NoBlocks { .. } => "no_blocks",
+        }
+    }
+}
+
+const KIND_SLOT_TO_CID: &str = "slot-to-cid";
+const KIND_SIG_TO_CID: &str = "sig-to-cid";
+const KIND_CID_TO_OFFSET: &str = "cid-to-offset-and-size";
+const KIND_SIG_EXISTS: &str = "sig-exists";
+const KIND_BLOCKTIME: &str = "slot-to-blocktime";
+const KIND_RANGES: &str = "slot-ranges";
+const KIND_BLOCKHASH: &str = "slot-to-blockhash";
+const KIND_ADDRESS: &str = "address-signatures";
+
+/// Builds the missing indexes of one CAR.
+pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, IndexBuildError> {
+    let started = Instant::now();
+    let path = car.to_path_buf();
+    let io = |source| IndexBuildError::Io {
+        path: path.clone(),
+        source,
+    };
+    let file = File::open(car).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let mut stream = CarStream::new(std::io::BufReader::with_capacity(1 << 20, file), 32 << 20)
+        .map_err(|source| IndexBuildError::Car {
+            path: path.clone(),
+            source,
+        })?;
+    let root = stream.header().root;
+    let paths = IndexPaths::for_car(car, &root);
+    let partitions = options
+        .partitions
+        .unwrap_or_else(|| u32::try_from((size >> 30).max(1)).unwrap_or(256).min(256))
+        .max(1)
+        .next_power_of_two();
+    let exists = |p: &Path| p.is_file();
+    let want = |kind: &'static str| -> bool {
+        match kind {
+            KIND_SLOT_TO_CID => !exists(&paths.slot_to_cid),
+            KIND_SIG_TO_CID => !exists(&paths.sig_to_cid),
+            KIND_CID_TO_OFFSET => !exists(&paths.cid_to_offset),
+            KIND_SIG_EXISTS => !exists(&paths.sig_exists),
+            KIND_BLOCKTIME => !exists(&paths.slot_to_blocktime),
+            KIND_RANGES => !exists(&paths.slot_ranges),
+            KIND_BLOCKHASH => !exists(&paths.slot_to_blockhash),
+            _ => !paths.address.all().iter().all(|p| exists(p)),
+        }
+    };
+    let kinds = [
+        KIND_SLOT_TO_CID,
+        KIND_SIG_TO_CID,
+        KIND_CID_TO_OFFSET,
+        KIND_SIG_EXISTS,
+        KIND_BLOCKTIME,
+        KIND_RANGES,
+        KIND_BLOCKHASH,
+        KIND_ADDRESS,
+    ];
+    let (built, skipped): (Vec<&'static str>, Vec<&'static str>) =
+        kinds.iter().partition(|k| want(k));
+    let mut report = BuildReport {
+        car: path.clone(),
+        root,
+        epoch: None,
+        built: built.clone(),
+        skipped,
+        bytes: size,
+        blocks: 0,
+        transactions: 0,
+        elapsed: Duration::ZERO,
+    };
+    if built.is_empty() {
+        report.elapsed = started.elapsed();
+        return Ok(report);
+    }
+    let work = car.with_file_name(format!(
+        "{}.index-work",
+        car.file_name().and_then(|n| n.to_str()).unwrap_or("car")
+    ));
+    let _ = fs::remove_dir_all(&work); // leftovers of an interrupted run
+    let builder_err = |source| IndexBuildError::Build {
+        path: path.clone(),
+        source,
+    };
+    let compact = |name: &str, key, value| {
+        CompactBuilder::new(&work.join(name), key, value, CompactOptions { partitions })
+            .map_err(|e| builder_err(BuildError::Io(e)))
+    };
+    let has = |k: &str| built.contains(&k);
+    let mut slot_to_cid = has(KIND_SLOT_TO_CID)
+        .then(|| compact("slot", 8, NODE_CID_LEN))
+        .transpose()?;
+    let mut sig_to_cid = has(KIND_SIG_TO_CID)
+        .then(|| compact("sig", 64, NODE_CID_LEN))
+        .transpose()?;
+    let mut cid_to_offset = has(KIND_CID_TO_OFFSET)
+        .then(|| compact("cid", NODE_CID_LEN, 9))
+        .transpose()?;
+    let mut sig_exists = has(KIND_SIG_EXISTS)
+        .then(|| SigExistsBuilder::new(&work.join("exists"), partitions))
+        .transpose()
+        .map_err(|e| builder_err(BuildError::Io(e)))?;
+    let mut address = has(KIND_ADDRESS)
+        .then(|| AddressIndexBuilder::new(&work.join("asig"), partitions))
+        .transpose()
+        .map_err(|e| builder_err(BuildError::Io(e)))?;
+    let need_tables = has(KIND_BLOCKTIME) || has(KIND_RANGES) || has(KIND_BLOCKHASH);
+
+    let bar = if options.progress {
+        let bar = ProgressBar::new(size);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{msg} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        ) {
+            bar.set_style(style);
+        }
+        bar.set_message(path.display().to_string());
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+
+    let format_err = |source| IndexBuildError::Format {
+        path: path.clone(),
+        source,
+    };
+    let mut tables: Option<SlotTables> = None;
+    let mut range_start = stream.header().data_start;
+    let mut entry_hashes: HashMap<Cid, [u8; 32]> = HashMap::new();
+    let mut frames: HashMap<Cid, Vec<u8>> = HashMap::new();
+    let mut pending: Vec<TxRecord> = Vec::new();
+    let mut sections: u64 = 0;
+    loop {
+        let section = match stream.next_section() {
+            Ok(Some(section)) => section,
+            Ok(None) => break,
+            Err(source) => {
+                return Err(IndexBuildError::Car {
+                    path: path.clone(),
+                    source,
+                });
+            }
+        };
+        sections += 1;
+        if sections % 4096 == 0 {
+            bar.set_position(section.offset);
+        }
+        if let Some(builder) = cid_to_offset.as_mut() {
+            let key = section.cid.as_bytes();
+            if key.len() != NODE_CID_LEN {
+                return Err(format_err(FormatError::Cid("section CID is not 36 bytes")));
+            }
+            // Sizes of 16 MiB and more do not fit the 24-bit field: stored as 0, meaning "read the
+            // varint at the offset" (docs/archive.md).
+            let size = if section.size < 1 << 24 {
+                section.size
+            } else {
+                0
+            };
+            let mut value = [0u8; 9];
+            value[..6].copy_from_slice(&section.offset.to_le_bytes()[..6]);
+            value[6..].copy_from_slice(&size.to_le_bytes()[..3]);
+            builder.add(key, &value).map_err(builder_err)?;
+        }
+        let kind = node::peek_kind(section.node).map_err(format_err)?;
+        match kind {
+            node::kind::DATA_FRAME => {
+                frames.insert(section.cid, section.node.to_vec());
+            }
+            node::kind::ENTRY => {
+                let hash = EntryNode::decode_hash(section.node).map_err(format_err)?;
+                entry_hashes.insert(section.cid, hash);
+            }
+            node::kind::TRANSACTION => {
+                report.transactions += 1;
+                let tx = TransactionNode::decode(section.node).map_err(format_err)?;
+                let fetch = |cid: &Cid| frames.get(cid).cloned();
+                let wire = frame::reassemble(&tx.data, fetch).map_err(format_err)?;
+                let summary = txwire::summarize(&wire).map_err(format_err)?;
+                if let Some(b) = sig_to_cid.as_mut() {
+                    b.add(&summary.first_signature, section.cid.as_bytes())
+                        .map_err(builder_err)?;
+                }
+                if let Some(b) = sig_exists.as_mut() {
+                    b.add(&summary.first_signature)
+                        .map_err(|e| builder_err(BuildError::Io(e)))?;
+                }
+                if address.is_some() {
+                    let fetch = |cid: &Cid| frames.get(cid).cloned();
+                    let payload = frame::reassemble(&tx.metadata, fetch).map_err(format_err)?;
+                    let status = meta::decode_metadata(&payload).map_err(format_err)?;
+                    let mut addresses = summary.static_keys;
+                    let mut err = None;
+                    if let Some(status) = status {
+                        for key in status
+                            .loaded_writable_addresses
+                            .iter()
+                            .chain(&status.loaded_readonly_addresses)
+                        {
+                            if let Ok(key) = <[u8; 32]>::try_from(key.as_slice()) {
+                                addresses.push(key);
+                            }
+                        }
+                        err = status.err.map(|e| e.err);
+                    }
+                    let index = match tx.index {
+                        Some(i) => {
+                            u32::try_from(i).map_err(|_| format_err(FormatError::Field("index")))?
+                        }
+                        None => pending.len() as u32,
+                    };
+                    pending.push(TxRecord {
+                        signature: summary.first_signature,
+                        slot: tx.slot,
+                        index,
+                        err,
+                        memo: summary.memo,
+                        addresses,
+                    });
+                }
+            }
+            node::kind::BLOCK => {
+                report.blocks += 1;
+                let block = BlockNode::decode(section.node).map_err(format_err)?;
+                let epoch = crate::epoch_of(block.slot);
+                if report.epoch.is_some_and(|e| e != epoch) {
+                    return Err(format_err(FormatError::Index(format!(
+                        "slot {} is outside epoch {epoch:?}",
+                        block.slot
+                    ))));
+                }
+                report.epoch = Some(epoch);
+                if let Some(b) = slot_to_cid.as_mut() {
+                    b.add(&block.slot.to_le_bytes(), section.cid.as_bytes())
+                        .map_err(builder_err)?;
+                }
+                if need_tables {
+                    let last_entry = block
+                        .entries
+                        .last()
+                        .ok_or_else(|| format_err(FormatError::Field("block without entries")))?;
+                    let hash = *entry_hashes.get(last_entry).ok_or_else(|| {
+                        format_err(FormatError::Field("last entry not in the slot's range"))
+                    })?;
+                    let end = section.offset + section.size;
+                    let len = u32::try_from(end - range_start).map_err(|_| {
+                        format_err(FormatError::Index("slot range over 4 GiB".into()))
+                    })?;
+                    tables
+                        .get_or_insert_with(|| SlotTables::new(epoch))
+                        .set(block.slot, block.blocktime, (range_start, len), hash)
+                        .map_err(format_err)?;
+                }
+                if let Some(b) = address.as_mut() {
+                    b.add_block(block.blocktime, &pending)
+                        .map_err(builder_err)?;
+                }
+                pending.clear();
+                entry_hashes.clear();
+                frames.clear();
+                range_start = section.offset + section.size;
+            }
+            _ => {}
+        }
+    }
+    bar.set_position(size);
+    let epoch = report
+        .epoch
+        .ok_or_else(|| IndexBuildError::NoBlocks { path: path.clone() })?;
+    let meta_with = |kind: Option<&str>| IndexMeta::standard(kind, epoch, &root, NETWORK);
+    bar.set_message(format!("{}: sealing", path.display()));
+    if let Some(b) = slot_to_cid {
+        b.finish(&paths.slot_to_cid, &meta_with(Some(KIND_SLOT_TO_CID)))
+            .map_err(builder_err)?;
+    }
+    if let Some(b) = sig_to_cid {
+        b.finish(&paths.sig_to_cid, &meta_with(Some(KIND_SIG_TO_CID)))
+            .map_err(builder_err)?;
+    }
+    if let Some(b) = cid_to_offset {
+        b.finish(&paths.cid_to_offset, &meta_with(Some(KIND_CID_TO_OFFSET)))
+            .map_err(builder_err)?;
+    }
+    if let Some(b) = sig_exists {
+        b.finish(&paths.sig_exists, &meta_with(None))
+            .map_err(builder_err)?;
+    }
+    let tables = tables.unwrap_or_else(|| SlotTables::new(epoch));
+    if has(KIND_BLOCKTIME) {
+        tables
+            .write_blocktime(&paths.slot_to_blocktime)
+            .map_err(io)?;
+    }
+    if has(KIND_RANGES) {
+        tables.write_ranges(&paths.slot_ranges).map_err(io)?;
+    }
+    if has(KIND_BLOCKHASH) {
+        tables
+            .write_blockhashes(&paths.slot_to_blockhash, &meta_with(Some(KIND_BLOCKHASH)))
+            .map_err(format_err)?;
+    }
+    if let Some(b) = address {
+        b.finish(&paths.address, &meta_with(Some("asig-txs")))
+            .map_err(builder_err)?;
+    }
+    let _ = fs::remove_dir_all(&work);
+    bar.finish_and_clear();
+    report.elapsed = started.elapsed();
+    Ok(report)
+}

@@ -1,0 +1,469 @@
+//! compactindexsized (magic `compiszd`, spec §3.2): a hash table storing only a 24-bit hash per
+//! key. Reader (bucket selection with the XXH64/fmix64 rejection rule, Eytzinger search, positioned
+//! reads) and a bounded-memory builder: keys are spilled to `P` partition files by `XXH64 mod P`
+//! while streaming; with the bucket count a multiple of `P`, partition `p` holds exactly the
+//! buckets `b ≡ p (mod P)`, so each partition is sealed on its own in memory. Entry tables are
+//! written partition by partition; bucket headers carry absolute offsets (as the format requires
+//! readers to use) and are patched at the end.
+
+use std::fs::{self, File};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh64::xxh64;
+
+use crate::error::FormatError;
+use crate::index::meta::IndexMeta;
+use crate::readat::ReadAt;
+
+pub const MAGIC: &[u8; 8] = b"compiszd";
+const BUCKET_HEADER_LEN: u64 = 16;
+const HASH_LEN: usize = 3;
+/// Target entries per bucket (the reference's choice).
+pub const TARGET_BUCKET_ENTRIES: u64 = 10_000;
+/// Hash domains tried per bucket before giving up.
+const MAX_DOMAINS: u32 = 1_000;
+
+/// MurmurHash3's 64-bit finalizer.
+pub fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^= x >> 33;
+    x
+}
+
+/// Bucket of a key's XXH64 among `buckets` (with the reference's rejection loop).
+pub fn bucket_of_hash(mut h: u64, buckets: u32) -> u32 {
+    let n = u64::from(buckets.max(1));
+    let r = n.wrapping_neg() % n;
+    while h < r {
+        h = fmix64(h);
+    }
+    (h % n) as u32
+}
+
+/// Bucket of `key`.
+pub fn bucket_of(key: &[u8], buckets: u32) -> u32 {
+    bucket_of_hash(xxh64(key, 0), buckets)
+}
+
+/// The 24-bit entry hash of `key` in a bucket with `domain`.
+pub fn entry_hash(domain: u32, key: &[u8], scratch: &mut Vec<u8>) -> u32 {
+    scratch.clear();
+    scratch.extend_from_slice(&domain.to_le_bytes());
+    scratch.resize(32, 0);
+    scratch.extend_from_slice(key);
+    (xxh64(scratch, 0) & 0xff_ffff) as u32
+}
+
+/// Permutes a sorted slice into Eytzinger (BFS) order.
+pub fn eytzinger<T: Copy + Default>(sorted: &[T]) -> Vec<T> {
+    fn fill<T: Copy>(sorted: &[T], out: &mut [T], k: usize, i: &mut usize) {
+        if k <= sorted.len() {
+            fill(sorted, out, 2 * k, i);
+            out[k - 1] = sorted[*i];
+            *i += 1;
+            fill(sorted, out, 2 * k + 1, i);
+        }
+    }
+    let mut out = vec![T::default(); sorted.len()];
+    let mut i = 0;
+    fill(sorted, &mut out, 1, &mut i);
+    out
+}
+
+/// Parsed header of a compactindexsized file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactHeader {
+    pub value_size: u64,
+    pub num_buckets: u32,
+    pub meta: IndexMeta,
+    /// Offset of the bucket-header table.
+    pub header_size: u64,
+}
+
+/// A compactindexsized reader over any positioned-read source.
+pub struct CompactIndex<R> {
+    source: R,
+    header: CompactHeader,
+}
+
+impl<R: ReadAt> CompactIndex<R> {
+    /// Reads and checks the header.
+    pub fn open(source: R) -> Result<Self, FormatError> {
+        let io = |e: std::io::Error| FormatError::Index(format!("header: {e}"));
+        let mut fixed = [0u8; 12];
+        source.read_exact_at(&mut fixed, 0).map_err(io)?;
+        if &fixed[..8] != MAGIC {
+            return Err(FormatError::Index(
+                "not a compactindexsized file (magic)".into(),
+            ));
+        }
+        let rest_len = u32::from_le_bytes([fixed[8], fixed[9], fixed[10], fixed[11]]);
+        if !(13..=1 << 16).contains(&rest_len) {
+            return Err(FormatError::Index(format!("header length {rest_len}")));
+        }
+        let rest = source.read_vec(12, rest_len as usize).map_err(io)?;
+        let value_size = u64::from_le_bytes(
+            rest[0..8]
+                .try_into()
+                .map_err(|_| FormatError::Truncated("header"))?,
+        );
+        let num_buckets = u32::from_le_bytes(
+            rest[8..12]
+                .try_into()
+                .map_err(|_| FormatError::Truncated("header"))?,
+        );
+        if rest[12] != 1 {
+            return Err(FormatError::Index(format!("version {}", rest[12])));
+        }
+        if value_size == 0 || value_size > 1 << 16 || num_buckets == 0 {
+            return Err(FormatError::Index(
+                "value size or bucket count out of range".into(),
+            ));
+        }
+        let (meta, _) = IndexMeta::parse(&rest[13..])?;
+        let header_size = 12 + u64::from(rest_len);
+        if header_size + u64::from(num_buckets) * BUCKET_HEADER_LEN > source.len() {
+            return Err(FormatError::Index(
+                "bucket table past the end of the file".into(),
+            ));
+        }
+        Ok(CompactIndex {
+            source,
+            header: CompactHeader {
+                value_size,
+                num_buckets,
+                meta,
+                header_size,
+            },
+        })
+    }
+
+    pub fn header(&self) -> &CompactHeader {
+        &self.header
+    }
+
+    pub fn meta(&self) -> &IndexMeta {
+        &self.header.meta
+    }
+
+    /// The value stored for `key`'s hash, if any. An absent key may return another key's value
+    /// (24-bit hashes): callers must confirm hits against the CAR.
+    pub fn lookup(&self, key: &[u8]) -> Result<Option<Vec<u8>>, FormatError> {
+        let io = |e: std::io::Error| FormatError::Index(format!("read: {e}"));
+        let bucket = bucket_of(key, self.header.num_buckets);
+        let mut bh = [0u8; 16];
+        self.source
+            .read_exact_at(
+                &mut bh,
+                self.header.header_size + u64::from(bucket) * BUCKET_HEADER_LEN,
+            )
+            .map_err(io)?;
+        let domain = u32::from_le_bytes([bh[0], bh[1], bh[2], bh[3]]);
+        let n = u64::from(u32::from_le_bytes([bh[4], bh[5], bh[6], bh[7]]));
+        if bh[8] != HASH_LEN as u8 && n > 0 {
+            return Err(FormatError::Index(format!("hash length {}", bh[8])));
+        }
+        let mut off = [0u8; 8];
+        off[..6].copy_from_slice(&bh[10..16]);
+        let table = u64::from_le_bytes(off);
+        let stride = HASH_LEN as u64 + self.header.value_size;
+        let target = entry_hash(domain, key, &mut Vec::with_capacity(32 + key.len()));
+        let mut entry = vec![0u8; stride as usize];
+        let mut i: u64 = 0;
+        while i < n {
+            self.source
+                .read_exact_at(&mut entry, table + i * stride)
+                .map_err(io)?;
+            let hash = u32::from(entry[0]) | u32::from(entry[1]) << 8 | u32::from(entry[2]) << 16;
+            if hash == target {
+                return Ok(Some(entry[HASH_LEN..].to_vec()));
+            }
+            i = 2 * i + 1;
+            if hash < target {
+                i += 1;
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Builder options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactOptions {
+    /// Partitions (power of two); more partitions = less memory when sealing.
+    pub partitions: u32,
+}
+
+/// Streams (key, value) pairs to partition files, then writes the index.
+pub struct CompactBuilder {
+    key_len: usize,
+    value_len: usize,
+    dir: PathBuf,
+    parts: Vec<BufWriter<File>>,
+    /// Keys whose hash could be moved by the rejection loop, kept aside (practically none).
+    suspicious: Vec<Vec<u8>>,
+    count: u64,
+}
+
+impl CompactBuilder {
+    /// A builder spilling to `dir` (created; removed by [`CompactBuilder::finish`]).
+    pub fn new(
+        dir: &Path,
+        key_len: usize,
+        value_len: usize,
+        options: CompactOptions,
+    ) -> std::io::Result<Self> {
+        fs::create_dir_all(dir)?;
+        let partitions = options.partitions.max(1).next_power_of_two();
+        let mut parts = Vec::with_capacity(partitions as usize);
+        for p in 0..partitions {
+            let file = File::create(dir.join(format!("part-{p:05}")))?;
+            parts.push(BufWriter::with_capacity(64 << 10, file));
+        }
+        Ok(CompactBuilder {
+            key_len,
+            value_len,
+            dir: dir.to_path_buf(),
+            parts,
+            suspicious: Vec::new(),
+            count: 0,
+        })
+    }
+
+    /// Adds one pair; a later pair with the same key replaces an earlier one.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<(), BuildError> {
+        if key.len() != self.key_len || value.len() != self.value_len {
+            return Err(BuildError::Format(FormatError::Index(
+                "key or value of the wrong size".into(),
+            )));
+        }
+        let h = xxh64(key, 0);
+        if h < 1 << 32 {
+            if self.suspicious.len() >= 1 << 20 {
+                return Err(BuildError::Format(FormatError::Index(
+                    "too many low key hashes".into(),
+                )));
+            }
+            let mut record = key.to_vec();
+            record.extend_from_slice(value);
+            self.suspicious.push(record);
+        } else {
+            let part = (h % self.parts.len() as u64) as usize;
+            self.parts[part].write_all(key)?;
+            self.parts[part].write_all(value)?;
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Pairs added so far.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Seals every bucket and writes the index to `out` (via `out.tmp`, renamed when complete).
+    pub fn finish(self, out: &Path, meta: &IndexMeta) -> Result<(), BuildError> {
+        let CompactBuilder {
+            key_len,
+            value_len,
+            dir,
+            parts,
+            suspicious,
+            count,
+        } = self;
+        let partitions = parts.len() as u32;
+        let mut part_paths = Vec::with_capacity(parts.len());
+        for (p, part) in parts.into_iter().enumerate() {
+            part.into_inner()
+                .map_err(|e| BuildError::Io(e.into_error()))?
+                .sync_data()
+                .ok();
+            part_paths.push(dir.join(format!("part-{p:05}")));
+        }
+        let wanted = count.div_ceil(TARGET_BUCKET_ENTRIES).max(1);
+        let num_buckets =
+            u32::try_from(wanted.div_ceil(u64::from(partitions)) * u64::from(partitions))
+                .map_err(|_| BuildError::Format(FormatError::Index("too many buckets".into())))?;
+        let tmp = out.with_extension("index.tmp");
+        let mut file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        let mut header = Vec::with_capacity(64 + meta.encoded_len());
+        header.extend_from_slice(MAGIC);
+        let rest_len = 8 + 4 + 1 + meta.encoded_len();
+        header.extend_from_slice(&(rest_len as u32).to_le_bytes());
+        header.extend_from_slice(&(value_len as u64).to_le_bytes());
+        header.extend_from_slice(&num_buckets.to_le_bytes());
+        header.push(1);
+        meta.encode(&mut header)?;
+        file.write_all(&header)?;
+        let table_start = header.len() as u64;
+        let mut bucket_headers = vec![0u8; num_buckets as usize * BUCKET_HEADER_LEN as usize];
+        file.write_all(&bucket_headers)?;
+        let mut pos = table_start + bucket_headers.len() as u64;
+        let stride = key_len + value_len;
+        // Suspicious keys: route by their real bucket.
+        let mut aside: Vec<Vec<Vec<u8>>> = vec![Vec::new(); partitions as usize];
+        for record in suspicious {
+            let bucket = bucket_of(&record[..key_len], num_buckets);
+            aside[(bucket % partitions) as usize].push(record);
+        }
+        let mut scratch = Vec::with_capacity(32 + key_len);
+        for (p, path) in part_paths.iter().enumerate() {
+            let mut records = Vec::new();
+            BufReader::new(File::open(path)?).read_to_end(&mut records)?;
+            fs::remove_file(path)?;
+            for record in aside[p].drain(..) {
+                records.extend_from_slice(&record);
+            }
+            if records.len() % stride != 0 {
+                return Err(BuildError::Format(FormatError::Index(
+                    "torn spill file".into(),
+                )));
+            }
+            let n = records.len() / stride;
+            // (bucket, key position, insertion sequence): sort, keep the last insertion per key.
+            let mut order: Vec<(u32, u32)> = (0..n)
+                .map(|i| {
+                    (
+                        bucket_of(&records[i * stride..i * stride + key_len], num_buckets),
+                        i as u32,
+                    )
+                })
+                .collect();
+            order.sort_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then_with(|| {
+                        key_at(&records, stride, key_len, a.1)
+                            .cmp(key_at(&records, stride, key_len, b.1))
+                    })
+                    .then(a.1.cmp(&b.1))
+            });
+            let mut start = 0;
+            while start < order.len() {
+                let bucket = order[start].0;
+                let mut end = start;
+                while end < order.len() && order[end].0 == bucket {
+                    end += 1;
+                }
+                let mut members: Vec<u32> = Vec::with_capacity(end - start);
+                for j in start..end {
+                    let last_of_key = j + 1 == end
+                        || key_at(&records, stride, key_len, order[j].1)
+                            != key_at(&records, stride, key_len, order[j + 1].1);
+                    if last_of_key {
+                        members.push(order[j].1);
+                    }
+                }
+                let (domain, table) =
+                    seal_bucket(&records, stride, key_len, &members, &mut scratch)?;
+                let entries = members.len() as u32;
+                let bh = &mut bucket_headers[bucket as usize * 16..bucket as usize * 16 + 16];
+                bh[0..4].copy_from_slice(&domain.to_le_bytes());
+                bh[4..8].copy_from_slice(&entries.to_le_bytes());
+                bh[8] = HASH_LEN as u8;
+                bh[10..16].copy_from_slice(&pos.to_le_bytes()[..6]);
+                file.write_all(&table)?;
+                pos += table.len() as u64;
+                start = end;
+            }
+        }
+        // Empty buckets point at the end of the entry tables.
+        for b in 0..num_buckets as usize {
+            let bh = &mut bucket_headers[b * 16..b * 16 + 16];
+            if bh[8] == 0 {
+                bh[8] = HASH_LEN as u8;
+                bh[10..16].copy_from_slice(&pos.to_le_bytes()[..6]);
+            }
+        }
+        let mut file = file
+            .into_inner()
+            .map_err(|e| BuildError::Io(e.into_error()))?;
+        file.seek(SeekFrom::Start(table_start))?;
+        file.write_all(&bucket_headers)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&tmp, out)?;
+        fs::remove_dir_all(&dir).ok();
+        Ok(())
+    }
+}
+
+fn key_at(records: &[u8], stride: usize, key_len: usize, i: u32) -> &[u8] {
+    let start = i as usize * stride;
+    &records[start..start + key_len]
+}
+
+/// Finds a domain giving distinct 24-bit hashes and lays the bucket out in Eytzinger order.
+fn seal_bucket(
+    records: &[u8],
+    stride: usize,
+    key_len: usize,
+    members: &[u32],
+    scratch: &mut Vec<u8>,
+) -> Result<(u32, Vec<u8>), BuildError> {
+    let mut hashed: Vec<(u32, u32)> = Vec::with_capacity(members.len());
+    for domain in 0..MAX_DOMAINS {
+        hashed.clear();
+        for &m in members {
+            let key = key_at(records, stride, key_len, m);
+            hashed.push((entry_hash(domain, key, scratch), m));
+        }
+        hashed.sort_unstable();
+        if hashed.windows(2).any(|w| w[0].0 == w[1].0) {
+            continue;
+        }
+        let layout = eytzinger(&hashed);
+        let value_len = stride - key_len;
+        let mut table = Vec::with_capacity(layout.len() * (HASH_LEN + value_len));
+        for (hash, m) in layout {
+            table.extend_from_slice(&hash.to_le_bytes()[..HASH_LEN]);
+            let start = m as usize * stride + key_len;
+            table.extend_from_slice(&records[start..start + value_len]);
+        }
+        return Ok((domain, table));
+    }
+    Err(BuildError::Format(FormatError::Index(
+        "no collision-free hash domain for a bucket".into(),
+    )))
+}
+
+/// Why building an index failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Format(#[from] FormatError),
+}
+
+impl BuildError {
+    /// Short stable label for metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Io(_) => "io",
+            Self::Format(error) => error.label(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn eytzinger_layout_of_seven() {
+        // In-order traversal of the BFS tree of 1..=7 is sorted: root 4, then 2 6, then 1 3 5 7.
+        assert_eq!(eytzinger(&[1, 2, 3, 4, 5, 6, 7]), vec![4, 2, 6, 1, 3, 5, 7]);
+        assert_eq!(eytzinger(&[1, 2, 3, 4, 5]), vec![4, 2, 5, 1, 3]);
+    }
+
+    #[test]
+    fn bucket_selection_power_of_two_is_plain_modulo() {
+        let h = xxh64(b"key", 0);
+        assert_eq!(bucket_of(b"key", 64), (h % 64) as u32);
+    }
+}
