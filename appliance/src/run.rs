@@ -74,6 +74,9 @@ pub struct RunArgs {
     /// Upstream validator JSON-RPC URL.
     #[arg(long)]
     upstream: Option<String>,
+    /// actix worker threads of the HTTP address (JSON-RPC archive throughput scales with them).
+    #[arg(long = "http-workers", default_value_t = 1)]
+    http_workers: usize,
     /// Override a program id: NAME=BASE58 (NAME as in the specification, e.g. ALPHA_FUN).
     #[arg(long = "program-id", value_name = "NAME=BASE58")]
     program_ids: Vec<String>,
@@ -132,14 +135,31 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .spawn(move || decode_worker(&socket, &feed, &shutdown, leaders, &registry, &metrics))?
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
+    // --- JSON-RPC archive (issue 7): `POST /` when --archive or --upstream is given. ---
+    let rpc = server::rpc::from_flags(&args.archive, args.upstream.as_deref())?;
+    let mut http_options = server::http::HttpOptions {
+        workers: args.http_workers,
+        ..server::http::HttpOptions::default()
+    };
+    if let Some(rpc) = &rpc {
+        http_options.mounts.push(rpc.mount());
+        info!(archives = ?args.archive, upstream = ?args.upstream, "serving the JSON-RPC archive at POST /");
+    }
+    // --- end JSON-RPC archive ---
     let render: server::http::MetricsRenderer = {
         let metrics = Arc::clone(&metrics);
-        Arc::new(move || metrics.render())
+        Arc::new(move || {
+            let mut text = metrics.render();
+            if let Some(rpc) = &rpc {
+                rpc.render_metrics(&mut text);
+            }
+            text
+        })
     };
     let http = server::http::serve(
         args.http,
         render,
-        server::http::HttpOptions::default(),
+        http_options,
         wait_for_stop(stopped.clone()),
     )
     .with_context(|| format!("HTTP server on {}", args.http))?;
@@ -186,8 +206,6 @@ fn refuse_unsupported(args: &RunArgs) -> anyhow::Result<()> {
     let unsupported = [
         (args.config.is_some(), "--config"),
         (!args.xdp.is_empty(), "--xdp"),
-        (!args.archive.is_empty(), "--archive"),
-        (args.upstream.is_some(), "--upstream"),
     ];
     if let Some((_, flag)) = unsupported.iter().find(|(given, _)| *given) {
         bail!("{flag} is not supported by this build yet");
@@ -197,6 +215,9 @@ fn refuse_unsupported(args: &RunArgs) -> anyhow::Result<()> {
     }
     if !(1..=1 << 22).contains(&args.subscriber_queue) {
         bail!("--subscriber-queue must be between 1 and {}", 1 << 22);
+    }
+    if !(1..=64).contains(&args.http_workers) {
+        bail!("--http-workers must be between 1 and 64");
     }
     if args.udp.len() > 1 {
         bail!("one --udp source is supported by this build");

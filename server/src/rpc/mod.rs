@@ -88,3 +88,62 @@ impl Rpc {
 pub fn mount(config: RpcConfig, store: Arc<dyn ArchiveStore>) -> HttpMount {
     Rpc::new(config, store).mount()
 }
+
+/// Why the frontend could not be set up from the command line.
+#[derive(Debug, thiserror::Error)]
+pub enum RpcSetupError {
+    #[error("--archive {0}: archives behind an HTTP address are not supported by this build yet; mirror the epoch directory locally")]
+    RemoteArchive(String),
+    #[error("--archive given {0} times: this build serves one directory; put every epoch's CARs and indexes in one directory")]
+    SeveralArchives(usize),
+    #[error("--archive {dir}: {source}")]
+    Open {
+        dir: String,
+        #[source]
+        source: archive::ArchiveError,
+    },
+    #[error(transparent)]
+    Upstream(#[from] UpstreamConfigError),
+}
+
+impl RpcSetupError {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::RemoteArchive(_) => "remote_archive",
+            Self::SeveralArchives(_) => "several_archives",
+            Self::Open { .. } => "open",
+            Self::Upstream(_) => "upstream",
+        }
+    }
+}
+
+/// The frontend for `appliance run --archive DIR --upstream URL`: `None` when neither is given.
+/// With only `--upstream`, the archive is empty and every call goes to the upstream.
+pub fn from_flags(archives: &[String], upstream: Option<&str>) -> Result<Option<Rpc>, RpcSetupError> {
+    if archives.is_empty() && upstream.is_none() {
+        return Ok(None);
+    }
+    let upstream = upstream.map(UpstreamConfig::new).transpose()?;
+    let store: Arc<dyn ArchiveStore> = match archives {
+        [] => Arc::new(memory_store::MemoryStore::default()),
+        [dir] if dir.starts_with("http://") || dir.starts_with("https://") => {
+            return Err(RpcSetupError::RemoteArchive(dir.clone()));
+        }
+        [dir] => Arc::new(
+            archive::local::LocalArchive::open(std::path::Path::new(dir)).map_err(|source| {
+                RpcSetupError::Open {
+                    dir: dir.clone(),
+                    source,
+                }
+            })?,
+        ),
+        several => return Err(RpcSetupError::SeveralArchives(several.len())),
+    };
+    Ok(Some(Rpc::new(
+        RpcConfig {
+            upstream,
+            ..RpcConfig::default()
+        },
+        store,
+    )))
+}

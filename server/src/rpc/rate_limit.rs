@@ -37,6 +37,17 @@ impl Default for RateLimitConfig {
     }
 }
 
+impl RateLimitConfig {
+    /// No effective limit (load tests from one address): a practically endless bucket.
+    pub fn unlimited() -> Self {
+        Self {
+            rate: 1e12,
+            burst: u32::MAX,
+            ..Self::default()
+        }
+    }
+}
+
 /// The decision for one request.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Verdict {
