@@ -117,7 +117,10 @@ fn get_transaction_json_matches_the_fixture_metadata() {
     let server = TestServer::start(RpcConfig::default());
     // Legacy, no maxSupportedTransactionVersion: no `version` key.
     let result = server.result("getTransaction", json!([AMM_SIG]));
-    assert_eq!(result, expected_transaction("alpha_amm.buy.4pCgZ28W", 1_760_004_800, None));
+    assert_eq!(
+        result,
+        expected_transaction("alpha_amm.buy.4pCgZ28W", 1_760_004_800, None)
+    );
     // Legacy with the option: "legacy".
     let result = server.result(
         "getTransaction",
@@ -153,7 +156,9 @@ fn get_transaction_versions_encodings_and_misses() {
     );
     assert_eq!(result["transaction"], json!([wire, "base64"]));
     use base64::Engine;
-    let bytes = base64::engine::general_purpose::STANDARD.decode(&wire).unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&wire)
+        .unwrap();
     let b58 = bs58::encode(&bytes).into_string();
     let result = server.result(
         "getTransaction",
@@ -164,10 +169,16 @@ fn get_transaction_versions_encodings_and_misses() {
     let amm = base64::engine::general_purpose::STANDARD
         .decode(fixture_wire_b64("alpha_amm.buy.4pCgZ28W.b64"))
         .unwrap();
-    assert_eq!(result["transaction"], json!(bs58::encode(&amm).into_string()));
+    assert_eq!(
+        result["transaction"],
+        json!(bs58::encode(&amm).into_string())
+    );
     // Not held anywhere and no upstream: null.
     let unknown = bs58::encode([9u8; 64]).into_string();
-    assert_eq!(server.result("getTransaction", json!([unknown])), Value::Null);
+    assert_eq!(
+        server.result("getTransaction", json!([unknown])),
+        Value::Null
+    );
     // Stored without metadata: meta null, no version even with the option.
     let result = server.result(
         "getTransaction",
@@ -186,7 +197,10 @@ fn get_transaction_versions_encodings_and_misses() {
         "Invalid param: Invalid"
     );
     assert_eq!(
-        server.error("getTransaction", json!([AMM_SIG, {"commitment": "processed"}])),
+        server.error(
+            "getTransaction",
+            json!([AMM_SIG, {"commitment": "processed"}])
+        ),
         json!({"code": -32602, "message": "Method does not support commitment below `confirmed`"})
     );
 }
@@ -196,8 +210,14 @@ fn failed_transaction_meta_follows_the_stored_flags() {
     let server = TestServer::start(RpcConfig::default());
     let result = server.result("getTransaction", json!([MEMO_SIG]));
     let meta = &result["meta"];
-    assert_eq!(meta["err"], json!({"InstructionError": [1, {"Custom": 6001}]}));
-    assert_eq!(meta["status"], json!({"Err": {"InstructionError": [1, {"Custom": 6001}]}}));
+    assert_eq!(
+        meta["err"],
+        json!({"InstructionError": [1, {"Custom": 6001}]})
+    );
+    assert_eq!(
+        meta["status"],
+        json!({"Err": {"InstructionError": [1, {"Custom": 6001}]}})
+    );
     assert_eq!(meta["innerInstructions"], Value::Null);
     assert_eq!(meta["logMessages"], Value::Null);
     assert_eq!(meta["computeUnitsConsumed"], 450);
@@ -219,8 +239,20 @@ fn lookup_table_transaction_in_accounts_and_parsed_views() {
         json!([LOOKUP_SIG, {"maxSupportedTransactionVersion": 0}]),
     );
     let meta = &result["meta"];
-    assert_eq!(meta["loadedAddresses"]["writable"].as_array().unwrap().len(), 4);
-    assert_eq!(meta["loadedAddresses"]["readonly"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        meta["loadedAddresses"]["writable"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    assert_eq!(
+        meta["loadedAddresses"]["readonly"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
     assert_eq!(meta["costUnits"], 12345);
     // Token amounts: stored 1.5 with an empty string → computed "1.5"; stored 0 → uiAmount null.
     assert_eq!(
@@ -228,7 +260,10 @@ fn lookup_table_transaction_in_accounts_and_parsed_views() {
         json!({"accountIndex": 3, "mint": meta["preTokenBalances"][0]["mint"],
                "uiTokenAmount": {"amount": "1500000", "decimals": 6, "uiAmount": 1.5, "uiAmountString": "1.5"}})
     );
-    assert_eq!(meta["postTokenBalances"][0]["uiTokenAmount"]["uiAmount"], Value::Null);
+    assert_eq!(
+        meta["postTokenBalances"][0]["uiTokenAmount"]["uiAmount"],
+        Value::Null
+    );
     assert_eq!(
         meta["postTokenBalances"][0]["programId"],
         "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"
@@ -248,13 +283,22 @@ fn lookup_table_transaction_in_accounts_and_parsed_views() {
     let sources: Vec<&str> = keys.iter().map(|k| k["source"].as_str().unwrap()).collect();
     assert_eq!(sources[..15], ["transaction"; 15]);
     assert_eq!(sources[15..], ["lookupTable"; 9]);
-    let writable: Vec<bool> = keys[15..].iter().map(|k| k["writable"].as_bool().unwrap()).collect();
-    assert_eq!(writable, [true, true, true, true, false, false, false, false, false]);
+    let writable: Vec<bool> = keys[15..]
+        .iter()
+        .map(|k| k["writable"].as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        writable,
+        [true, true, true, true, false, false, false, false, false]
+    );
     assert_eq!(keys[0]["signer"], true);
     assert_eq!(keys[0]["writable"], true);
     // Two signers (creator and mint): both signatures, both keys flagged signer.
     assert_eq!(entry["transaction"]["signatures"][0], LOOKUP_SIG);
-    assert_eq!(entry["transaction"]["signatures"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        entry["transaction"]["signatures"].as_array().unwrap().len(),
+        2
+    );
     assert_eq!(keys[1]["signer"], true);
     assert_eq!(keys[2]["signer"], false);
     assert_eq!(entry["version"], 0);
@@ -264,26 +308,49 @@ fn lookup_table_transaction_in_accounts_and_parsed_views() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["err", "fee", "postBalances", "postTokenBalances", "preBalances", "preTokenBalances", "rewards", "status"]
+        [
+            "err",
+            "fee",
+            "postBalances",
+            "postTokenBalances",
+            "preBalances",
+            "preTokenBalances",
+            "rewards",
+            "status"
+        ]
     );
     assert_eq!(block["numRewardPartitions"], 4);
     // Parent in an epoch not held, no upstream: zero hash.
-    assert_eq!(block["previousBlockhash"], "11111111111111111111111111111111");
+    assert_eq!(
+        block["previousBlockhash"],
+        "11111111111111111111111111111111"
+    );
 }
 
 #[test]
 fn json_parsed_parses_system_and_memo() {
     let server = TestServer::start(RpcConfig::default());
-    let result = server.result("getTransaction", json!([MEMO_SIG, {"encoding": "jsonParsed"}]));
+    let result = server.result(
+        "getTransaction",
+        json!([MEMO_SIG, {"encoding": "jsonParsed"}]),
+    );
     let message = &result["transaction"]["message"];
     let keys = message["accountKeys"].as_array().unwrap();
     assert_eq!(keys.len(), 4);
     // Payer: writable signer; recipient writable; system program reserved → read-only.
     let flags: Vec<(bool, bool)> = keys
         .iter()
-        .map(|k| (k["signer"].as_bool().unwrap(), k["writable"].as_bool().unwrap()))
+        .map(|k| {
+            (
+                k["signer"].as_bool().unwrap(),
+                k["writable"].as_bool().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(flags, [(true, true), (false, true), (false, false), (false, false)]);
+    assert_eq!(
+        flags,
+        [(true, true), (false, true), (false, false), (false, false)]
+    );
     let payer = keys[0]["pubkey"].as_str().unwrap();
     let recipient = keys[1]["pubkey"].as_str().unwrap();
     assert_eq!(
@@ -311,7 +378,10 @@ fn json_parsed_parses_system_and_memo() {
 #[test]
 fn get_block_details_rewards_and_slot_outcomes() {
     let server = TestServer::start(RpcConfig::default());
-    let full = server.result("getBlock", json!([371820726, {"maxSupportedTransactionVersion": 0}]));
+    let full = server.result(
+        "getBlock",
+        json!([371820726, {"maxSupportedTransactionVersion": 0}]),
+    );
     let blocks = fixture_json("blocks.json");
     let spec = blocks["blocks"]
         .as_array()
@@ -334,18 +404,18 @@ fn get_block_details_rewards_and_slot_outcomes() {
     );
     let txs = full["transactions"].as_array().unwrap();
     assert_eq!(txs.len(), 2);
-    assert_eq!(
-        txs[0],
-        {
-            let mut t = expected_transaction("alpha_amm.buy.4pCgZ28W", 0, Some(json!("legacy")));
-            let t = t.as_object_mut().unwrap();
-            t.remove("blockTime");
-            t.remove("slot");
-            Value::Object(t.clone())
-        }
-    );
+    assert_eq!(txs[0], {
+        let mut t = expected_transaction("alpha_amm.buy.4pCgZ28W", 0, Some(json!("legacy")));
+        let t = t.as_object_mut().unwrap();
+        t.remove("blockTime");
+        t.remove("slot");
+        Value::Object(t.clone())
+    });
     // Signatures in block order; none; rewards false.
-    let sigs = server.result("getBlock", json!([371820726, {"transactionDetails": "signatures"}]));
+    let sigs = server.result(
+        "getBlock",
+        json!([371820726, {"transactionDetails": "signatures"}]),
+    );
     assert_eq!(sigs["signatures"], json!([AMM_SIG, MEMO_SIG]));
     assert!(sigs.get("transactions").is_none());
     let none = server.result(
@@ -356,11 +426,17 @@ fn get_block_details_rewards_and_slot_outcomes() {
     assert!(none.get("rewards").is_none());
     let no_rewards = server.result("getBlock", json!([371820726, {"rewards": false}]));
     assert!(no_rewards.get("rewards").is_none());
-    assert_eq!(no_rewards["transactions"][0]["meta"]["rewards"], Value::Null);
+    assert_eq!(
+        no_rewards["transactions"][0]["meta"]["rewards"],
+        Value::Null
+    );
     // A block with a v0 transaction, without the option: -32015 for the whole block.
     assert_eq!(server.error("getBlock", json!([371808930]))["code"], -32015);
     // ... but signatures mode does not check versions.
-    let sigs = server.result("getBlock", json!([371808930, {"transactionDetails": "signatures"}]));
+    let sigs = server.result(
+        "getBlock",
+        json!([371808930, {"transactionDetails": "signatures"}]),
+    );
     assert_eq!(sigs["signatures"], json!([DBC_SIG]));
     // Skipped slot in a held epoch; slot in an epoch not held (no upstream).
     assert_eq!(
@@ -382,10 +458,16 @@ fn get_block_details_rewards_and_slot_outcomes() {
 #[test]
 fn get_block_time_and_get_slot() {
     let server = TestServer::start(RpcConfig::default());
-    assert_eq!(server.result("getBlockTime", json!([371808755])), 1_760_000_000);
+    assert_eq!(
+        server.result("getBlockTime", json!([371808755])),
+        1_760_000_000
+    );
     assert_eq!(server.result("getBlockTime", json!([0])), 1_584_368_940);
     assert_eq!(server.error("getBlockTime", json!([1]))["code"], -32009);
-    assert_eq!(server.error("getBlockTime", json!([5_000_000]))["code"], -32004);
+    assert_eq!(
+        server.error("getBlockTime", json!([5_000_000]))["code"],
+        -32004
+    );
     assert_eq!(
         server.error("getBlockTime", json!(["x"]))["message"],
         "Invalid params: invalid type: string \"x\", expected u64."
@@ -427,8 +509,14 @@ fn get_signatures_for_address_order_paging_and_memo() {
         "getSignaturesForAddress",
         json!([COMPUTE_BUDGET, {"before": AMM_SIG, "until": DAMM_SIG}]),
     );
-    assert_eq!(page, json!([rows[sigs.iter().position(|s| *s == DBC_SIG).unwrap()]]));
-    let one = server.result("getSignaturesForAddress", json!([COMPUTE_BUDGET, {"limit": 1}]));
+    assert_eq!(
+        page,
+        json!([rows[sigs.iter().position(|s| *s == DBC_SIG).unwrap()]])
+    );
+    let one = server.result(
+        "getSignaturesForAddress",
+        json!([COMPUTE_BUDGET, {"limit": 1}]),
+    );
     assert_eq!(one.as_array().unwrap().len(), 1);
     // Same slot: the later transaction of the block first; memo and err of the memo transaction.
     let payer = "D7S4hd9r7uMThu7PN2fjzaz1pr5gfGaZ6L4DNwj9tm2W";
@@ -452,15 +540,24 @@ fn get_signatures_for_address_order_paging_and_memo() {
     let memo_at = system.iter().position(|s| *s == MEMO_SIG);
     let amm_at = system.iter().position(|s| *s == AMM_SIG);
     if let (Some(memo_at), Some(amm_at)) = (memo_at, amm_at) {
-        assert!(memo_at < amm_at, "index 1 of the block comes before index 0");
+        assert!(
+            memo_at < amm_at,
+            "index 1 of the block comes before index 0"
+        );
     }
     // Sysvars: nothing from the archive.
     assert_eq!(
-        server.result("getSignaturesForAddress", json!(["SysvarRent111111111111111111111111111111111"])),
+        server.result(
+            "getSignaturesForAddress",
+            json!(["SysvarRent111111111111111111111111111111111"])
+        ),
         json!([])
     );
     assert_eq!(
-        server.error("getSignaturesForAddress", json!([COMPUTE_BUDGET, {"limit": 1001}]))["message"],
+        server.error(
+            "getSignaturesForAddress",
+            json!([COMPUTE_BUDGET, {"limit": 1001}])
+        )["message"],
         "Invalid limit; max 1000"
     );
 }

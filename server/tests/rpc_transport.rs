@@ -24,8 +24,14 @@ fn with_upstream(stand_in: &StandIn) -> RpcConfig {
 fn envelope_errors_name_the_problem() {
     let server = TestServer::start(RpcConfig::default());
     let cases = [
-        ("{nope", r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}"#),
-        ("[]", r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request"},"id":null}"#),
+        (
+            "{nope",
+            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}"#,
+        ),
+        (
+            "[]",
+            r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request"},"id":null}"#,
+        ),
         (
             r#"{"jsonrpc":"2.0","id":5,"params":[]}"#,
             r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request"},"id":5}"#,
@@ -93,12 +99,23 @@ fn transport_rules() {
         "x".repeat(51 * 1024)
     );
     assert_eq!(server.post(&big).status, 413);
-    assert_eq!(http(server.address, "GET", "application/json", b"").status, 405);
+    assert_eq!(
+        http(server.address, "GET", "application/json", b"").status,
+        405
+    );
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"getSlot"}"#;
     assert_eq!(http(server.address, "POST", "text/plain", body).status, 415);
-    let ok = http(server.address, "POST", "application/json; charset=utf-8", body);
+    let ok = http(
+        server.address,
+        "POST",
+        "application/json; charset=utf-8",
+        body,
+    );
     assert_eq!(ok.status, 200);
-    assert_eq!(ok.headers["content-type"], "application/json; charset=utf-8");
+    assert_eq!(
+        ok.headers["content-type"],
+        "application/json; charset=utf-8"
+    );
 }
 
 #[test]
@@ -128,11 +145,19 @@ fn rate_limit_counts_every_call_of_a_batch() {
     assert_eq!(response.status, 200);
     let value: Value = serde_json::from_slice(&response.body).unwrap();
     assert_eq!(value["error"]["code"], -32600);
-    assert!(value["error"]["message"].as_str().unwrap().contains("at most 100 calls"));
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 100 calls")
+    );
     let mut metrics = String::new();
     server.rpc.render_metrics(&mut metrics);
     assert!(metrics.contains("rpc_rate_limited_total 1"), "{metrics}");
-    assert!(metrics.contains("rpc_rate_limit_tracked_clients 1"), "{metrics}");
+    assert!(
+        metrics.contains("rpc_rate_limit_tracked_clients 1"),
+        "{metrics}"
+    );
 }
 
 #[test]
@@ -146,7 +171,12 @@ fn a_small_rate_limit_table_refuses_new_clients_while_full() {
     });
     // Only one client (127.0.0.1) exists here: it stays tracked and served.
     for _ in 0..5 {
-        assert_eq!(server.post(r#"{"jsonrpc":"2.0","id":1,"method":"getSlot"}"#).status, 200);
+        assert_eq!(
+            server
+                .post(r#"{"jsonrpc":"2.0","id":1,"method":"getSlot"}"#)
+                .status,
+            200
+        );
     }
     let mut metrics = String::new();
     server.rpc.render_metrics(&mut metrics);
@@ -161,8 +191,14 @@ fn other_methods_are_proxied_byte_for_byte() {
     let response = server.post(body);
     assert_eq!(response.status, 200);
     assert_eq!(stand_in.bodies(), vec![body.as_bytes().to_vec()]);
-    assert_eq!(response.text(), stand_in_answer("getBalance", &json!(9), &Value::Null));
-    assert_eq!(response.headers["content-type"], "application/json; charset=stand-in");
+    assert_eq!(
+        response.text(),
+        stand_in_answer("getBalance", &json!(9), &Value::Null)
+    );
+    assert_eq!(
+        response.headers["content-type"],
+        "application/json; charset=stand-in"
+    );
     // A batch of proxied calls goes through whole.
     let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"getHealth"}, {"jsonrpc":"2.0","id":2,"method":"getVersion"}]"#;
     let response = server.post(batch);
@@ -190,7 +226,10 @@ fn mixed_batches_and_misses_route_per_call() {
     let value: Value = serde_json::from_slice(&response.body).unwrap();
     assert_eq!(value[0]["result"], 1_760_000_000);
     assert_eq!(value[1]["result"]["value"], 42);
-    assert_eq!(value[2]["result"]["blockhash"], upstream_blockhash(250000007));
+    assert_eq!(
+        value[2]["result"]["blockhash"],
+        upstream_blockhash(250000007)
+    );
     assert_eq!(value[3]["result"]["from"], "stand-in");
     // Each forwarded call arrived as its own unchanged text.
     let bodies: Vec<String> = stand_in
@@ -211,7 +250,10 @@ fn mixed_batches_and_misses_route_per_call() {
     let block = server.call(
         r#"{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[389243770,{"transactionDetails":"none","maxSupportedTransactionVersion":0}]}"#,
     );
-    assert_eq!(block["result"]["previousBlockhash"], upstream_blockhash(388799999));
+    assert_eq!(
+        block["result"]["previousBlockhash"],
+        upstream_blockhash(388799999)
+    );
 }
 
 #[test]
@@ -226,7 +268,10 @@ fn signatures_merge_upstream_first_then_archive() {
     let value: Value = serde_json::from_slice(&response.body).unwrap();
     let rows = value["result"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
-    assert_eq!(rows[0]["slot"], 400000000, "the upstream's newest row first");
+    assert_eq!(
+        rows[0]["slot"], 400000000,
+        "the upstream's newest row first"
+    );
     assert!(rows[1]["slot"].as_u64().unwrap() > rows[2]["slot"].as_u64().unwrap());
     assert_eq!(stand_in.bodies(), vec![body.as_bytes().to_vec()]);
     // limit 1: the upstream fills it; the archive is not read.

@@ -15,7 +15,8 @@ use server::rpc::{Rpc, RpcConfig, UpstreamConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut listen: SocketAddr = "127.0.0.1:8899".parse()?;
-    let mut fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/rpc");
+    let mut fixtures =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/rpc");
     let mut workers = 1;
     let mut upstream = None;
     let mut rate_limit = server::rpc::RateLimitConfig::default();
@@ -27,7 +28,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--fixtures" => fixtures = PathBuf::from(value),
             "--workers" => workers = value.parse()?,
             "--upstream" => upstream = Some(UpstreamConfig::new(&value)?),
-            "--rate-limit" if value == "off" => rate_limit = server::rpc::RateLimitConfig::unlimited(),
+            "--rate-limit" if value == "off" => {
+                rate_limit = server::rpc::RateLimitConfig::unlimited()
+            }
             "--rate-limit" => return Err("--rate-limit takes `off`".into()),
             other => return Err(format!("unknown flag {other}").into()),
         }

@@ -74,7 +74,10 @@ async fn post(sender: &mut Sender, url: &hyper::Uri, body: Bytes) -> Result<(u16
         .body(Full::new(body))
         .map_err(|e| e.to_string())?;
     sender.ready().await.map_err(|e| e.to_string())?;
-    let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
     let status = response.status().as_u16();
     let body = response
         .into_body()
@@ -85,11 +88,19 @@ async fn post(sender: &mut Sender, url: &hyper::Uri, body: Bytes) -> Result<(u16
     Ok((status, body))
 }
 
-async fn call(sender: &mut Sender, url: &hyper::Uri, method: &str, params: Value) -> Result<Value, String> {
+async fn call(
+    sender: &mut Sender,
+    url: &hyper::Uri,
+    method: &str,
+    params: Value,
+) -> Result<Value, String> {
     let body = json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}).to_string();
     let (_, body) = post(sender, url, Bytes::from(body)).await?;
     let value: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
-    value.get("result").cloned().ok_or(format!("{method}: {value}"))
+    value
+        .get("result")
+        .cloned()
+        .ok_or(format!("{method}: {value}"))
 }
 
 /// Request bodies to cycle through.

@@ -121,10 +121,9 @@ pub fn encode_with_meta(
         &meta.loaded_readonly_addresses,
     );
     let (encoded, ui_meta) = match options.details {
-        TransactionDetails::Accounts => (
-            accounts_list(&view, &keys),
-            simple_meta(meta, show_rewards),
-        ),
+        TransactionDetails::Accounts => {
+            (accounts_list(&view, &keys), simple_meta(meta, show_rewards))
+        }
         _ => {
             let form = if options.encoding == Encoding::JsonParsed {
                 MetaForm::Parsed(&keys)
@@ -411,7 +410,11 @@ pub fn meta_error(meta: &proto::TransactionStatusMeta) -> Option<TxError> {
     }
 }
 
-fn full_meta(meta: &proto::TransactionStatusMeta, form: MetaForm<'_>, show_rewards: bool) -> UiMeta {
+fn full_meta(
+    meta: &proto::TransactionStatusMeta,
+    form: MetaForm<'_>,
+    show_rewards: bool,
+) -> UiMeta {
     let err = meta_error(meta);
     let inner_instructions = if meta.inner_instructions_none {
         Field::Null
@@ -446,8 +449,16 @@ fn full_meta(meta: &proto::TransactionStatusMeta, form: MetaForm<'_>, show_rewar
     };
     let loaded_addresses = match form {
         MetaForm::Full => Field::Value(UiLoadedAddresses {
-            readonly: meta.loaded_readonly_addresses.iter().map(|k| b58(k)).collect(),
-            writable: meta.loaded_writable_addresses.iter().map(|k| b58(k)).collect(),
+            readonly: meta
+                .loaded_readonly_addresses
+                .iter()
+                .map(|k| b58(k))
+                .collect(),
+            writable: meta
+                .loaded_writable_addresses
+                .iter()
+                .map(|k| b58(k))
+                .collect(),
         }),
         MetaForm::Parsed(_) => Field::Skip,
     };
@@ -600,9 +611,18 @@ mod tests {
     fn version_table() {
         use MessageVersion::{Legacy, V0};
         assert_eq!(check_version(Legacy, None).unwrap(), None);
-        assert_eq!(check_version(Legacy, Some(0)).unwrap(), Some(Version::Legacy));
-        assert_eq!(check_version(V0, Some(0)).unwrap(), Some(Version::Number(0)));
-        assert_eq!(check_version(V0, Some(5)).unwrap(), Some(Version::Number(0)));
+        assert_eq!(
+            check_version(Legacy, Some(0)).unwrap(),
+            Some(Version::Legacy)
+        );
+        assert_eq!(
+            check_version(V0, Some(0)).unwrap(),
+            Some(Version::Number(0))
+        );
+        assert_eq!(
+            check_version(V0, Some(5)).unwrap(),
+            Some(Version::Number(0))
+        );
         assert_eq!(check_version(V0, None).unwrap_err().code, -32015);
     }
 }

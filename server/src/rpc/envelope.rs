@@ -34,7 +34,9 @@ pub enum Entry<'a> {
     /// No `id`: processed for nothing, answered with nothing.
     Notification,
     /// Not a request: answered -32600 with this id.
-    Invalid { id: Value },
+    Invalid {
+        id: Value,
+    },
 }
 
 /// One method call.
@@ -171,7 +173,8 @@ mod tests {
 
     #[test]
     fn a_call_keeps_its_id_params_and_raw_text() {
-        let body = r#"{"jsonrpc":"2.0","id":7,"method":"getSlot","params":[{"commitment":"confirmed"}]}"#;
+        let body =
+            r#"{"jsonrpc":"2.0","id":7,"method":"getSlot","params":[{"commitment":"confirmed"}]}"#;
         let Entry::Call(call) = single(body) else {
             panic!("not a call")
         };
@@ -211,15 +214,18 @@ mod tests {
         let code = |body: &str| parse_body(body.as_bytes()).map(|_| ()).unwrap_err().code;
         assert_eq!(code("{"), -32700);
         assert_eq!(code("1"), -32700);
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":-1,"method":"getSlot"}"#), -32700);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":-1,"method":"getSlot"}"#),
+            -32700
+        );
         assert_eq!(code("[]"), -32600);
     }
 
     #[test]
     fn batch_entries_are_classified_one_by_one() {
-        let Ok(Body::Batch(entries)) =
-            parse_body(br#"[{"jsonrpc":"2.0","id":1,"method":"getSlot"},5,{"jsonrpc":"2.0","method":"x"}]"#)
-        else {
+        let Ok(Body::Batch(entries)) = parse_body(
+            br#"[{"jsonrpc":"2.0","id":1,"method":"getSlot"},5,{"jsonrpc":"2.0","method":"x"}]"#,
+        ) else {
             panic!("not a batch")
         };
         assert!(matches!(entries[0], Entry::Call(_)));
@@ -233,13 +239,23 @@ mod tests {
         write_result(&mut out, b"42", &Value::from(1));
         assert_eq!(out, br#"{"jsonrpc":"2.0","result":42,"id":1}"#);
         out.clear();
-        write_error(&mut out, &RpcError::method_not_found(), &Value::from("x"), true);
+        write_error(
+            &mut out,
+            &RpcError::method_not_found(),
+            &Value::from("x"),
+            true,
+        );
         assert_eq!(
             out,
             br#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":"x"}"#
         );
         out.clear();
-        write_error(&mut out, &RpcError::unsupported_version(), &Value::Null, false);
+        write_error(
+            &mut out,
+            &RpcError::unsupported_version(),
+            &Value::Null,
+            false,
+        );
         assert_eq!(
             out,
             br#"{"error":{"code":-32600,"message":"Unsupported JSON-RPC protocol version"},"id":null}"#

@@ -207,11 +207,17 @@ mod tests {
 
     #[test]
     fn key_parsing_reports_the_validator_variants() {
-        assert_eq!(parse_pubkey("11111111111111111111111111111111"), Ok([0; 32]));
+        assert_eq!(
+            parse_pubkey("11111111111111111111111111111111"),
+            Ok([0; 32])
+        );
         assert_eq!(parse_pubkey("0OIl"), Err(ParseKeyError::Invalid));
         assert_eq!(parse_pubkey("abc"), Err(ParseKeyError::WrongSize));
         assert_eq!(parse_pubkey(&"1".repeat(45)), Err(ParseKeyError::WrongSize));
         assert_eq!(parse_signature(&"1".repeat(64)), Ok([0; 64]));
-        assert_eq!(parse_signature(&"1".repeat(89)), Err(ParseKeyError::WrongSize));
+        assert_eq!(
+            parse_signature(&"1".repeat(89)),
+            Err(ParseKeyError::WrongSize)
+        );
     }
 }

@@ -99,7 +99,10 @@ impl Loader<'_> {
             None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|v| v.as_u64().ok_or_else(|| self.bad("expected unsigned integers")))
+                .map(|v| {
+                    v.as_u64()
+                        .ok_or_else(|| self.bad("expected unsigned integers"))
+                })
                 .collect(),
             Some(_) => Err(self.bad("expected an array of integers")),
         }
@@ -131,7 +134,10 @@ impl Loader<'_> {
                         .ok_or_else(|| self.bad("reward lamports"))?,
                     post_balance: self.u64(reward, "post_balance")?,
                     reward_type: reward["reward_type"].as_i64().unwrap_or(0) as i32,
-                    commission: reward["commission"].as_str().unwrap_or_default().to_string(),
+                    commission: reward["commission"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
                 })
             })
             .collect()
@@ -339,7 +345,11 @@ pub fn load(dir: &Path) -> Result<MemoryStore, FixtureError> {
     let doc: Value = serde_json::from_slice(&bytes).map_err(|e| loader.bad(e.to_string()))?;
     let epochs = loader.u64_list(doc.get("epochs"))?;
     let mut blocks = Vec::new();
-    for spec in doc["blocks"].as_array().map(Vec::as_slice).unwrap_or_default() {
+    for spec in doc["blocks"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
         let slot = loader.u64(spec, "slot")?;
         let transactions = spec["transactions"]
             .as_array()

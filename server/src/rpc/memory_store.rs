@@ -30,7 +30,10 @@ pub struct MemoryStore {
 impl MemoryStore {
     /// A store holding `epochs`, with `blocks` (each must lie in a held epoch; others are ignored).
     /// Slots of held epochs without a block are skipped slots.
-    pub fn new(epochs: impl IntoIterator<Item = u64>, blocks: impl IntoIterator<Item = Block>) -> Self {
+    pub fn new(
+        epochs: impl IntoIterator<Item = u64>,
+        blocks: impl IntoIterator<Item = Block>,
+    ) -> Self {
         let mut store = Self {
             epochs: epochs.into_iter().collect(),
             ..Self::default()
@@ -151,7 +154,12 @@ impl ArchiveStore for MemoryStore {
         // An unknown `before`/`until` is a lookup failure: nothing is returned.
         let locate = |signature: &Option<[u8; 64]>| match signature {
             None => Ok(None),
-            Some(signature) => self.by_signature.get(signature).copied().map(Some).ok_or(()),
+            Some(signature) => self
+                .by_signature
+                .get(signature)
+                .copied()
+                .map(Some)
+                .ok_or(()),
         };
         let (Ok(before), Ok(until)) = (locate(&query.before), locate(&query.until)) else {
             return Ok(Vec::new());

@@ -215,9 +215,7 @@ pub fn get_block_time(store: &dyn ArchiveStore, slot: u64, settings: &MethodSett
 pub fn get_slot(store: &dyn ArchiveStore, request: &params::GetSlot) -> Outcome {
     match store.newest_slot() {
         Some(slot) => match request.min_context_slot {
-            Some(min) if slot < min => {
-                Outcome::Error(RpcError::min_context_slot_not_reached(slot))
-            }
+            Some(min) if slot < min => Outcome::Error(RpcError::min_context_slot_not_reached(slot)),
             _ => to_json(&slot),
         },
         None => Outcome::Upstream(NotHere::Archive),

@@ -38,7 +38,11 @@ impl CallOutcome {
     }
 }
 
-const OUTCOMES: [CallOutcome; 3] = [CallOutcome::Local, CallOutcome::Proxied, CallOutcome::Rejected];
+const OUTCOMES: [CallOutcome; 3] = [
+    CallOutcome::Local,
+    CallOutcome::Proxied,
+    CallOutcome::Rejected,
+];
 
 /// The frontend's counters.
 #[derive(Default)]
@@ -109,7 +113,10 @@ impl RpcMetrics {
                 self.store_errors.load(Ordering::Relaxed),
             ),
             ("rpc_rate_limited_total", limiter.limited_total()),
-            ("rpc_rate_limit_table_full_total", limiter.table_full_total()),
+            (
+                "rpc_rate_limit_table_full_total",
+                limiter.table_full_total(),
+            ),
         ] {
             let _ = writeln!(out, "# TYPE {name} counter\n{name} {value}");
         }

@@ -92,9 +92,13 @@ pub fn mount(config: RpcConfig, store: Arc<dyn ArchiveStore>) -> HttpMount {
 /// Why the frontend could not be set up from the command line.
 #[derive(Debug, thiserror::Error)]
 pub enum RpcSetupError {
-    #[error("--archive {0}: archives behind an HTTP address are not supported by this build yet; mirror the epoch directory locally")]
+    #[error(
+        "--archive {0}: archives behind an HTTP address are not supported by this build yet; mirror the epoch directory locally"
+    )]
     RemoteArchive(String),
-    #[error("--archive given {0} times: this build serves one directory; put every epoch's CARs and indexes in one directory")]
+    #[error(
+        "--archive given {0} times: this build serves one directory; put every epoch's CARs and indexes in one directory"
+    )]
     SeveralArchives(usize),
     #[error("--archive {dir}: {source}")]
     Open {
@@ -119,7 +123,10 @@ impl RpcSetupError {
 
 /// The frontend for `appliance run --archive DIR --upstream URL`: `None` when neither is given.
 /// With only `--upstream`, the archive is empty and every call goes to the upstream.
-pub fn from_flags(archives: &[String], upstream: Option<&str>) -> Result<Option<Rpc>, RpcSetupError> {
+pub fn from_flags(
+    archives: &[String],
+    upstream: Option<&str>,
+) -> Result<Option<Rpc>, RpcSetupError> {
     if archives.is_empty() && upstream.is_none() {
         return Ok(None);
     }

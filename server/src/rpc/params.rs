@@ -160,8 +160,10 @@ pub fn get_block(params: &Params) -> Result<GetBlock, RpcError> {
 }
 
 pub fn get_transaction(params: &Params) -> Result<GetTransaction, RpcError> {
-    let (signature, config): (String, Option<RpcEncodingConfigWrapper<RpcTransactionConfig>>) =
-        with_trailing(params, 1, 2)?;
+    let (signature, config): (
+        String,
+        Option<RpcEncodingConfigWrapper<RpcTransactionConfig>>,
+    ) = with_trailing(params, 1, 2)?;
     let signature = parse_signature(&signature).map_err(RpcError::invalid_param)?;
     let config = match config {
         None => RpcTransactionConfig::default(),
@@ -331,7 +333,10 @@ mod tests {
             "`params` should have at least 1 argument(s)"
         );
         let too_many = get_block(&params("[1,{},3]")).unwrap_err();
-        assert_eq!(too_many.message, "Invalid parameters: Expected from 1 to 2 parameters.");
+        assert_eq!(
+            too_many.message,
+            "Invalid parameters: Expected from 1 to 2 parameters."
+        );
         assert_eq!(too_many.data, Some(Value::from("\"Got: 3\"")));
         assert_eq!(
             message(get_block(&params(r#"{"slot":1}"#))),

@@ -157,7 +157,10 @@ impl<'a> AccountKeys<'a> {
         let statics = self.static_keys.len();
         if index < statics {
             if index < self.num_required_signatures {
-                index < self.num_required_signatures.saturating_sub(self.num_readonly_signed)
+                index
+                    < self
+                        .num_required_signatures
+                        .saturating_sub(self.num_readonly_signed)
             } else {
                 index < statics.saturating_sub(self.num_readonly_unsigned)
             }
@@ -170,12 +173,10 @@ impl<'a> AccountKeys<'a> {
         let Some(key) = self.get(index) else {
             return false;
         };
-        let reserved = RESERVED_KEYS.binary_search_by(|k| k.as_slice().cmp(key)).is_ok();
-        let demoted = self
-            .called_as_program
-            .get(index)
-            .copied()
-            .unwrap_or(false)
+        let reserved = RESERVED_KEYS
+            .binary_search_by(|k| k.as_slice().cmp(key))
+            .is_ok();
+        let demoted = self.called_as_program.get(index).copied().unwrap_or(false)
             && !self.upgradeable_loader_present;
         self.writable_by_position(index) && !reserved && !demoted
     }

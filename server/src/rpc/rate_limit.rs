@@ -53,7 +53,9 @@ impl RateLimitConfig {
 pub enum Verdict {
     Allowed,
     /// Not enough tokens; a retry after this long will find them.
-    Limited { retry_after: Duration },
+    Limited {
+        retry_after: Duration,
+    },
     /// The table is full of active clients; this new one is refused for now.
     TableFull,
 }
@@ -203,7 +205,10 @@ mod tests {
         for _ in 0..5 {
             assert_eq!(limiter.check(ip(1), 1, later), Verdict::Allowed);
         }
-        assert!(matches!(limiter.check(ip(1), 1, later), Verdict::Limited { .. }));
+        assert!(matches!(
+            limiter.check(ip(1), 1, later),
+            Verdict::Limited { .. }
+        ));
         assert_eq!(limiter.limited_total(), 2);
     }
 
@@ -212,7 +217,10 @@ mod tests {
         let limiter = RateLimiter::new(RateLimitConfig::default());
         let now = Instant::now();
         assert_eq!(limiter.check(ip(1), 60, now), Verdict::Allowed);
-        assert!(matches!(limiter.check(ip(1), 41, now), Verdict::Limited { .. }));
+        assert!(matches!(
+            limiter.check(ip(1), 41, now),
+            Verdict::Limited { .. }
+        ));
         assert_eq!(limiter.check(ip(1), 40, now), Verdict::Allowed);
     }
 

@@ -95,7 +95,11 @@ fn single_error(error: &RpcError) -> Vec<u8> {
     out
 }
 
-async fn handle(request: HttpRequest, body: web::Bytes, frontend: web::Data<Frontend>) -> HttpResponse {
+async fn handle(
+    request: HttpRequest,
+    body: web::Bytes,
+    frontend: web::Data<Frontend>,
+) -> HttpResponse {
     let shared = &frontend.shared;
     shared.metrics.count_http_request();
     if !is_json(&request) {
@@ -115,7 +119,9 @@ async fn handle(request: HttpRequest, body: web::Bytes, frontend: web::Data<Fron
     if cost > burst {
         let error = RpcError::new(
             error::INVALID_REQUEST,
-            format!("Invalid request: a batch may hold at most {burst} calls (the per-IP rate limit burst); got {cost}"),
+            format!(
+                "Invalid request: a batch may hold at most {burst} calls (the per-IP rate limit burst); got {cost}"
+            ),
         );
         return json_response(StatusCode::OK, single_error(&error));
     }
@@ -226,7 +232,9 @@ impl Frontend {
             };
         }
         let replies = futures_util::future::join_all(
-            forwards.iter().map(|(_, (raw, id))| self.forward_call(raw, id)),
+            forwards
+                .iter()
+                .map(|(_, (raw, id))| self.forward_call(raw, id)),
         )
         .await;
         for ((index, _), reply) in forwards.iter().zip(replies) {
@@ -260,7 +268,10 @@ impl Frontend {
             return out;
         };
         match upstream.post(Bytes::copy_from_slice(raw.as_bytes())).await {
-            Ok(response) if serde_json::from_slice::<&serde_json::value::RawValue>(&response.body).is_ok() => {
+            Ok(response)
+                if serde_json::from_slice::<&serde_json::value::RawValue>(&response.body)
+                    .is_ok() =>
+            {
                 response.body.to_vec()
             }
             Ok(response) => {
@@ -273,7 +284,12 @@ impl Frontend {
             Err(error) => {
                 self.shared.metrics.count_upstream_failure();
                 let mut out = Vec::new();
-                envelope::write_error(&mut out, &RpcError::upstream_failed(&error.to_string()), id, true);
+                envelope::write_error(
+                    &mut out,
+                    &RpcError::upstream_failed(&error.to_string()),
+                    id,
+                    true,
+                );
                 out
             }
         }
@@ -284,7 +300,9 @@ impl Frontend {
         let call = match entry {
             Entry::Notification => return Answer::Nothing,
             Entry::Invalid { id } => {
-                self.shared.metrics.count_call("other", CallOutcome::Rejected);
+                self.shared
+                    .metrics
+                    .count_call("other", CallOutcome::Rejected);
                 let mut out = Vec::new();
                 envelope::write_error(&mut out, &RpcError::invalid_request(), &id, true);
                 return Answer::Text(out);
@@ -292,7 +310,9 @@ impl Frontend {
             Entry::Call(call) => call,
         };
         if !call.v2 {
-            self.shared.metrics.count_call(&call.method, CallOutcome::Rejected);
+            self.shared
+                .metrics
+                .count_call(&call.method, CallOutcome::Rejected);
             let mut out = Vec::new();
             envelope::write_error(&mut out, &RpcError::unsupported_version(), &call.id, false);
             return Answer::Text(out);
@@ -357,7 +377,9 @@ impl Frontend {
                 params::get_block_time(&call.params)
                     .map(|slot| methods::get_block_time(store, slot, settings)),
             ),
-            "getSlot" => local(params::get_slot(&call.params).map(|r| methods::get_slot(store, &r))),
+            "getSlot" => {
+                local(params::get_slot(&call.params).map(|r| methods::get_slot(store, &r)))
+            }
             "getSignaturesForAddress" => match params::get_signatures_for_address(&call.params) {
                 Err(error) => Dispatched::Rejected(error),
                 Ok(request) => match &self.upstream {
@@ -405,7 +427,10 @@ impl Frontend {
         call: &Call<'_>,
         request: &GetSignaturesForAddress,
     ) -> Dispatched {
-        let response = match upstream.post(Bytes::copy_from_slice(call.raw.get().as_bytes())).await {
+        let response = match upstream
+            .post(Bytes::copy_from_slice(call.raw.get().as_bytes()))
+            .await
+        {
             Ok(response) => response,
             Err(error) => {
                 self.shared.metrics.count_upstream_failure();
@@ -413,7 +438,11 @@ impl Frontend {
             }
         };
         let parsed: Option<Value> = serde_json::from_slice(&response.body).ok();
-        let rows = match parsed.as_ref().and_then(|v| v.get("result")).and_then(Value::as_array) {
+        let rows = match parsed
+            .as_ref()
+            .and_then(|v| v.get("result"))
+            .and_then(Value::as_array)
+        {
             Some(rows) => rows.clone(),
             // An upstream error (or anything else) is the answer, as the upstream gave it.
             None if parsed.is_some() => return Dispatched::Merged(response.body.to_vec()),
@@ -487,7 +516,8 @@ impl Frontend {
                 until: request.until,
                 limit: wanted - out.len(),
             };
-            let page = methods::archive_signatures(store, &request.address, &query).map_err(storage)?;
+            let page =
+                methods::archive_signatures(store, &request.address, &query).map_err(storage)?;
             let exhausted = page.len() < query.limit;
             before = page
                 .last()
@@ -511,7 +541,9 @@ fn answer_not_here(not_here: NotHere, call: &Call<'_>) -> Answer {
     match not_here.answer() {
         Outcome::Result(result) => envelope::write_result(&mut out, &result, &call.id),
         Outcome::Error(error) => envelope::write_error(&mut out, &error, &call.id, true),
-        Outcome::Upstream(_) => envelope::write_error(&mut out, &RpcError::internal(), &call.id, true),
+        Outcome::Upstream(_) => {
+            envelope::write_error(&mut out, &RpcError::internal(), &call.id, true)
+        }
     }
     Answer::Text(out)
 }

@@ -255,7 +255,6 @@ impl Serialize for Status<'_> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,7 +300,10 @@ mod tests {
     #[test]
     fn truncated_bytes_are_an_error_not_a_panic() {
         assert_eq!(decode(&[8, 0]), Err(TxErrorDecodeError::Truncated));
-        assert_eq!(decode(&[8, 0, 0, 0, 1, 25, 0]), Err(TxErrorDecodeError::Truncated));
+        assert_eq!(
+            decode(&[8, 0, 0, 0, 1, 25, 0]),
+            Err(TxErrorDecodeError::Truncated)
+        );
     }
 
     #[test]
@@ -311,6 +313,9 @@ mod tests {
             serde_json::to_string(&Status(Some(&error))).unwrap(),
             r#"{"Err":"BlockhashNotFound"}"#
         );
-        assert_eq!(serde_json::to_string(&Status(None)).unwrap(), r#"{"Ok":null}"#);
+        assert_eq!(
+            serde_json::to_string(&Status(None)).unwrap(),
+            r#"{"Ok":null}"#
+        );
     }
 }

@@ -18,7 +18,9 @@ use hyper_util::rt::TokioExecutor;
 pub enum UpstreamConfigError {
     #[error("upstream URL {url:?} does not parse: {reason}")]
     BadUrl { url: String, reason: String },
-    #[error("upstream URL {url:?}: only http:// is supported by this build (put a TLS-terminating proxy in front of an https upstream)")]
+    #[error(
+        "upstream URL {url:?}: only http:// is supported by this build (put a TLS-terminating proxy in front of an https upstream)"
+    )]
     Scheme { url: String },
 }
 
@@ -64,12 +66,13 @@ pub struct UpstreamConfig {
 impl UpstreamConfig {
     /// Default timeout and size cap for `url`.
     pub fn new(url: &str) -> Result<Self, UpstreamConfigError> {
-        let uri: Uri = url.parse().map_err(|e: hyper::http::uri::InvalidUri| {
-            UpstreamConfigError::BadUrl {
-                url: url.to_string(),
-                reason: e.to_string(),
-            }
-        })?;
+        let uri: Uri =
+            url.parse().map_err(
+                |e: hyper::http::uri::InvalidUri| UpstreamConfigError::BadUrl {
+                    url: url.to_string(),
+                    reason: e.to_string(),
+                },
+            )?;
         if uri.scheme_str() != Some("http") || uri.host().is_none() {
             return Err(UpstreamConfigError::Scheme {
                 url: url.to_string(),

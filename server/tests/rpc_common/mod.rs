@@ -147,7 +147,9 @@ impl Response {
 /// One HTTP/1.1 request on a fresh connection (`Connection: close`), read to the end.
 pub fn http(address: SocketAddr, method: &str, content_type: &str, body: &[u8]) -> Response {
     let mut stream = TcpStream::connect(address).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     let head = format!(
         "{method} / HTTP/1.1\r\nHost: {address}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
@@ -162,7 +164,14 @@ pub fn http(address: SocketAddr, method: &str, content_type: &str, body: &[u8]) 
         .expect("no header end");
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.lines();
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     let headers: HashMap<String, String> = lines
         .filter_map(|line| {
             let (name, value) = line.split_once(':')?;
@@ -170,7 +179,10 @@ pub fn http(address: SocketAddr, method: &str, content_type: &str, body: &[u8]) 
         })
         .collect();
     let mut body = raw[split + 4..].to_vec();
-    if headers.get("transfer-encoding").is_some_and(|v| v == "chunked") {
+    if headers
+        .get("transfer-encoding")
+        .is_some_and(|v| v == "chunked")
+    {
         body = dechunk(&body);
     }
     Response {
@@ -294,8 +306,12 @@ pub fn stand_in_answer(method: &str, id: &Value, params: &Value) -> String {
                 upstream_blockhash(slot.saturating_sub(1))
             )
         }
-        "getTransaction" => format!(r#"{{"jsonrpc":"2.0","result":{{"from":"stand-in"}},"id":{id}}}"#),
-        _ => format!(r#"{{ "jsonrpc": "2.0", "result": {{ "context": {{"slot": 7}}, "value": 42 }}, "id": {id} }}"#),
+        "getTransaction" => {
+            format!(r#"{{"jsonrpc":"2.0","result":{{"from":"stand-in"}},"id":{id}}}"#)
+        }
+        _ => format!(
+            r#"{{ "jsonrpc": "2.0", "result": {{ "context": {{"slot": 7}}, "value": 42 }}, "id": {id} }}"#
+        ),
     }
 }
 
@@ -359,7 +375,9 @@ impl Drop for StandIn {
 /// Serves keep-alive HTTP/1.1 requests on one connection.
 fn serve_connection(mut stream: TcpStream, log: &Mutex<Vec<Vec<u8>>>) {
     stream.set_nonblocking(false).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let mut buffer = Vec::new();
     loop {
         let Some(split) = buffer.windows(4).position(|w| w == b"\r\n\r\n") else {
