@@ -112,6 +112,10 @@ pub struct RunArgs {
     /// Upstream validator JSON-RPC URL.
     #[arg(long)]
     upstream: Option<String>,
+    /// actix worker threads of the HTTP address (JSON-RPC archive throughput scales with them)
+    /// [default: 1].
+    #[arg(long = "http-workers")]
+    http_workers: Option<usize>,
     /// Override a program id: NAME=BASE58 (NAME as in the specification, e.g. ALPHA_FUN).
     #[arg(long = "program-id", value_name = "NAME=BASE58")]
     program_ids: Vec<String>,
@@ -157,6 +161,9 @@ impl RunArgs {
         }
         if let Some(address) = self.http {
             config.http.address = address;
+        }
+        if let Some(workers) = self.http_workers {
+            config.http.workers = workers;
         }
         if let Some(queue) = self.subscriber_queue {
             config.grpc.subscriber_queue = queue;
@@ -258,22 +265,34 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             })?
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
+    // --- JSON-RPC archive (issue 7): `POST /` when --archive or --upstream is given. ---
+    let rpc = server::rpc::from_flags(&config.archive.sources, config.archive.upstream.as_deref())?;
+    let mut http_options = server::http::HttpOptions {
+        workers: config.http.workers,
+        tokens: Arc::clone(&tokens),
+        ..server::http::HttpOptions::default()
+    };
+    if let Some(rpc) = &rpc {
+        http_options.mounts.push(rpc.mount());
+        info!(archives = ?config.archive.sources, upstream = ?config.archive.upstream, "serving the JSON-RPC archive at POST /");
+    }
+    // --- end JSON-RPC archive ---
     let render: server::http::MetricsRenderer = {
         let metrics = Arc::clone(&metrics);
         let tokens = Arc::clone(&tokens);
         Arc::new(move || {
             let mut text = metrics.render();
             text.push_str(&tokens.render_metrics());
+            if let Some(rpc) = &rpc {
+                rpc.render_metrics(&mut text);
+            }
             text
         })
     };
     let http = server::http::serve(
         config.http.address,
         render,
-        server::http::HttpOptions {
-            tokens: Arc::clone(&tokens),
-            ..server::http::HttpOptions::default()
-        },
+        http_options,
         wait_for_stop(stopped.clone()),
     )
     .with_context(|| format!("HTTP server on {}", config.http.address))?;
@@ -333,19 +352,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 }
 
 fn refuse_unsupported(config: &Config) -> anyhow::Result<()> {
-    let unsupported = [
-        (
-            !config.archive.sources.is_empty(),
-            "archive sources (--archive)",
-        ),
-        (
-            config.archive.upstream.is_some(),
-            "an upstream validator (--upstream)",
-        ),
-    ];
-    if let Some((_, what)) = unsupported.iter().find(|(given, _)| *given) {
-        bail!("{what} are not supported by this build yet");
-    }
     if config.sources.receive_batch > crate::receive::batch::BATCH_CAPACITY_MAX {
         bail!(
             "sources.receive_batch (--rx-batch) must be at most {}",

@@ -14,5 +14,6 @@ pub mod delta_updates;
 pub mod fanout;
 pub mod filter;
 pub mod http;
+pub mod rpc;
 pub mod stream_service;
 pub mod updates;

@@ -1,0 +1,63 @@
+//! Serves the JSON-RPC archive over the fixture archive (`server/tests/fixtures/rpc`: real mainnet
+//! transactions in an in-memory store) on a loopback address: the target of the client tests
+//! (`scripts/rpc-client-test.sh`) and of `rpc_load` when no CAR archive is at hand.
+//!
+//! `rpc_fixture_server [--listen ADDR] [--fixtures DIR] [--workers N] [--upstream URL]
+//! [--rate-limit off]` (off: for load tests from one address); prints
+//! `listening on ADDR` once bound and serves until killed.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use server::http::{HttpOptions, MetricsRenderer};
+use server::rpc::{Rpc, RpcConfig, UpstreamConfig};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut listen: SocketAddr = "127.0.0.1:8899".parse()?;
+    let mut fixtures =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/rpc");
+    let mut workers = 1;
+    let mut upstream = None;
+    let mut rate_limit = server::rpc::RateLimitConfig::default();
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--listen" => listen = value.parse()?,
+            "--fixtures" => fixtures = PathBuf::from(value),
+            "--workers" => workers = value.parse()?,
+            "--upstream" => upstream = Some(UpstreamConfig::new(&value)?),
+            "--rate-limit" if value == "off" => {
+                rate_limit = server::rpc::RateLimitConfig::unlimited()
+            }
+            "--rate-limit" => return Err("--rate-limit takes `off`".into()),
+            other => return Err(format!("unknown flag {other}").into()),
+        }
+    }
+    let store = server::rpc::fixture::load(&fixtures)?;
+    let rpc = Rpc::new(
+        RpcConfig {
+            upstream,
+            rate_limit,
+            ..RpcConfig::default()
+        },
+        Arc::new(store),
+    );
+    let render: MetricsRenderer = {
+        let rpc = rpc.clone();
+        Arc::new(move || {
+            let mut out = String::new();
+            rpc.render_metrics(&mut out);
+            out
+        })
+    };
+    let options = HttpOptions {
+        mounts: vec![rpc.mount()],
+        workers,
+    };
+    let thread = server::http::serve(listen, render, options, std::future::pending())?;
+    println!("listening on {listen}");
+    thread.join().map_err(|_| "HTTP thread panicked")??;
+    Ok(())
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Real clients against the JSON-RPC archive: starts bench's rpc_fixture_server (the archive frontend
+# over the fixture archive in server/tests/fixtures/rpc) on a free loopback port, then runs
+# @solana/web3.js (Node) and solana-py (Python) against it. Installs pinned client versions once
+# (scripts/rpc-clients/js/node_modules, scripts/rpc-clients/.venv); reruns reuse them.
+# Needs: node >= 18 with npm, python3 with venv. Exit status is non-zero when any check fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+clients="$root/scripts/rpc-clients"
+
+if [ ! -d "$clients/js/node_modules/@solana/web3.js" ]; then
+  (cd "$clients/js" && npm install --no-audit --no-fund --silent)
+fi
+if [ ! -x "$clients/.venv/bin/python" ] || ! "$clients/.venv/bin/python" -c 'import solana' 2>/dev/null; then
+  python3 -m venv "$clients/.venv"
+  "$clients/.venv/bin/pip" install --quiet -r "$clients/python/requirements.txt"
+fi
+
+cargo build --quiet -p bench --bin rpc_fixture_server
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$root/target/debug/rpc_fixture_server" --listen "127.0.0.1:$port" > /tmp/rpc-fixture-server.$$.log 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true; rm -f /tmp/rpc-fixture-server.$$.log' EXIT
+for _ in $(seq 1 100); do
+  grep -q "listening on" /tmp/rpc-fixture-server.$$.log 2>/dev/null && break
+  sleep 0.1
+done
+url="http://127.0.0.1:$port"
+node "$clients/js/test.mjs" "$url"
+"$clients/.venv/bin/python" "$clients/python/test_archive.py" "$url"
+echo "rpc-client-test: web3.js and solana-py passed"

@@ -1,0 +1,67 @@
+// Queries the JSON-RPC archive (serving server/tests/fixtures/rpc) with @solana/web3.js's
+// Connection: every response must pass web3.js's own response validation and hold the values of
+// the fixture archive (blocks.json and the mainnet fixture transactions).
+import assert from 'node:assert/strict';
+import { Connection, PublicKey } from '@solana/web3.js';
+
+const url = process.argv[2] ?? 'http://127.0.0.1:8899';
+const connection = new Connection(url, 'confirmed');
+
+const AMM = '4pCgZ28WbXfpq93VuwbJwjWTvfgesEds9PKXkXmMHUGWmYduKbieMpbckHUwQ8ugVdvrT3CYQDC3n9j4BzPLyJCz';
+const DBC = '23BXcBmnM3S3kFxcR49poVKADhGyfdN8GtSGj4tjffFHAYRZHjLpZYWL2McmEMWQT2WcVDwa88CbzvU6N9NjCZCS';
+const MEMO = '4FEMgz6UjnqDCSU8hk52bRSvRYaGZf4z4M8fwywML18abfGT3LQdXtVaQvVnQiVBfQ6K4wpZFdDCfggHMNCeLcxe';
+const PAYER = 'D7S4hd9r7uMThu7PN2fjzaz1pr5gfGaZ6L4DNwj9tm2W';
+const COMPUTE_BUDGET = 'ComputeBudget111111111111111111111111111111';
+const v0 = { maxSupportedTransactionVersion: 0 };
+
+const amm = await connection.getTransaction(AMM, v0);
+assert.equal(amm.slot, 371820726);
+assert.equal(amm.blockTime, 1760004800);
+assert.equal(amm.version, 'legacy');
+assert.equal(amm.meta.fee, 12277);
+assert.equal(amm.meta.computeUnitsConsumed, 150085);
+assert.equal(amm.transaction.signatures[0], AMM);
+assert.equal(amm.meta.err, null);
+
+const dbc = await connection.getTransaction(DBC, v0);
+assert.equal(dbc.version, 0);
+assert.equal(dbc.meta.fee, 6200);
+assert.equal(dbc.transaction.message.staticAccountKeys.length > 0, true);
+assert.equal(dbc.meta.preTokenBalances[0].uiTokenAmount.uiAmountString, '54978.306017');
+
+await assert.rejects(connection.getTransaction(DBC), /Transaction version \(0\) is not supported/);
+assert.equal(await connection.getTransaction('1'.repeat(64), v0), null);
+
+const parsed = await connection.getParsedTransaction(MEMO, v0);
+const [transfer, memo] = parsed.transaction.message.instructions;
+assert.equal(transfer.program, 'system');
+assert.equal(transfer.parsed.type, 'transfer');
+assert.equal(transfer.parsed.info.lamports, 1000000);
+assert.equal(transfer.parsed.info.source, PAYER);
+assert.equal(memo.parsed, 'hi');
+assert.deepEqual(parsed.meta.err, { InstructionError: [1, { Custom: 6001 }] });
+assert.equal(parsed.transaction.message.accountKeys[0].signer, true);
+
+const block = await connection.getBlock(371820726, v0);
+assert.equal(block.parentSlot, 371820725);
+assert.equal(block.transactions.length, 2);
+assert.equal(block.transactions[1].transaction.signatures[0], MEMO);
+assert.equal(block.rewards.length, 2);
+assert.equal(block.rewards[0].rewardType, 'Fee');
+const signaturesOnly = await connection.getBlock(371820726, { ...v0, transactionDetails: 'signatures' });
+assert.deepEqual(signaturesOnly.signatures, [AMM, MEMO]);
+await assert.rejects(connection.getBlock(371808931, v0), /Slot 371808931 was skipped/);
+
+const rows = await connection.getSignaturesForAddress(new PublicKey(COMPUTE_BUDGET), { limit: 10 });
+assert.ok(rows.length >= 3);
+for (let i = 1; i < rows.length; i++) assert.ok(rows[i - 1].slot >= rows[i].slot, 'newest first');
+const memoRows = await connection.getSignaturesForAddress(new PublicKey(PAYER));
+assert.equal(memoRows.length, 1);
+assert.equal(memoRows[0].memo, '[2] hi');
+assert.equal(memoRows[0].confirmationStatus, 'finalized');
+
+assert.equal(await connection.getSlot(), 389243770);
+assert.equal(await connection.getBlockTime(371808755), 1760000000);
+assert.equal(await connection.getBlockTime(0), 1584368940);
+
+console.log('web3.js: every method parsed and matched');
