@@ -61,7 +61,7 @@ fn generate(dir: &Path, target_bytes: u64) -> (PathBuf, Vec<u64>, Vec<[u8; 64]>)
     for block in Synth::new(options) {
         for tx in block.entries.iter().flat_map(|e| &e.transactions) {
             n += 1;
-            if n % 50 == 0 {
+            if n.is_multiple_of(50) {
                 signatures.push(archive::txwire::first_signature(&tx.wire).expect("signature"));
             }
         }
