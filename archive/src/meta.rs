@@ -70,6 +70,36 @@ pub fn decode_status_meta(raw: &[u8]) -> Result<proto::TransactionStatusMeta, Fo
     }
 }
 
+/// The metadata fields the address index needs: the error and the loaded addresses.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct IndexFields {
+    #[prost(message, optional, tag = "1")]
+    pub err: Option<proto::TransactionError>,
+    #[prost(bytes = "vec", repeated, tag = "12")]
+    pub loaded_writable_addresses: Vec<Vec<u8>>,
+    #[prost(bytes = "vec", repeated, tag = "13")]
+    pub loaded_readonly_addresses: Vec<Vec<u8>>,
+}
+
+/// Decodes only [`IndexFields`] of a reassembled metadata payload (protobuf fields not needed are
+/// skipped without allocation; legacy bincode is decoded fully). `None` for empty metadata.
+pub fn decode_index_fields(payload: &[u8]) -> Result<Option<IndexFields>, FormatError> {
+    if payload.is_empty() {
+        return Ok(None);
+    }
+    let raw = decompress(payload)?;
+    let bincode_first = raw.first().is_some_and(|&b| b <= 1);
+    if !bincode_first && let Ok(fields) = IndexFields::decode(raw.as_slice()) {
+        return Ok(Some(fields));
+    }
+    let meta = decode_status_meta(&raw)?;
+    Ok(Some(IndexFields {
+        err: meta.err,
+        loaded_writable_addresses: meta.loaded_writable_addresses,
+        loaded_readonly_addresses: meta.loaded_readonly_addresses,
+    }))
+}
+
 /// Decodes a reassembled rewards payload (empty = no rewards).
 pub fn decode_rewards(payload: &[u8]) -> Result<proto::Rewards, FormatError> {
     if payload.is_empty() {
@@ -481,6 +511,40 @@ mod tests {
         let payload = compress(&meta.encode_to_vec()).unwrap();
         assert_eq!(decode_metadata(&payload).unwrap(), Some(meta));
         assert_eq!(decode_metadata(&[]).unwrap(), None);
+    }
+
+    #[test]
+    fn index_fields_match_the_full_decode() {
+        let meta = proto::TransactionStatusMeta {
+            err: Some(proto::TransactionError {
+                err: vec![7, 0, 0, 0],
+            }),
+            fee: 5000,
+            log_messages: vec!["Program log: x".into()],
+            loaded_writable_addresses: vec![vec![1; 32]],
+            loaded_readonly_addresses: vec![vec![2; 32], vec![3; 32]],
+            ..Default::default()
+        };
+        let payload = compress(&meta.encode_to_vec()).unwrap();
+        let fields = decode_index_fields(&payload).unwrap().unwrap();
+        assert_eq!(fields.err, meta.err);
+        assert_eq!(
+            fields.loaded_writable_addresses,
+            meta.loaded_writable_addresses
+        );
+        assert_eq!(
+            fields.loaded_readonly_addresses,
+            meta.loaded_readonly_addresses
+        );
+        assert_eq!(decode_index_fields(&[]).unwrap(), None);
+        // Legacy bincode (Ok status, fee 1, no balances) goes through the full decoder.
+        let mut raw = vec![0, 0, 0, 0];
+        raw.extend_from_slice(&1u64.to_le_bytes());
+        raw.extend_from_slice(&[0; 16]);
+        let fields = decode_index_fields(&compress(&raw).unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(fields.err, None);
     }
 
     #[test]
