@@ -175,4 +175,8 @@ impl ReadAt for HttpFile {
     fn len(&self) -> u64 {
         self.len
     }
+
+    fn prefers_bulk(&self) -> bool {
+        true
+    }
 }

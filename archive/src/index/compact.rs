@@ -172,12 +172,29 @@ impl<R: ReadAt> CompactIndex<R> {
         let table = u64::from_le_bytes(off);
         let stride = HASH_LEN as u64 + self.header.value_size;
         let target = entry_hash(domain, key, &mut Vec::with_capacity(32 + key.len()));
+        // Remote sources fetch the whole bucket in one request (bounded); local ones probe.
+        let bulk = if self.source.prefers_bulk() && n * stride <= 4 << 20 {
+            Some(
+                self.source
+                    .read_vec(table, (n * stride) as usize)
+                    .map_err(io)?,
+            )
+        } else {
+            None
+        };
         let mut entry = vec![0u8; stride as usize];
         let mut i: u64 = 0;
         while i < n {
-            self.source
-                .read_exact_at(&mut entry, table + i * stride)
-                .map_err(io)?;
+            match &bulk {
+                Some(all) => {
+                    let at = (i * stride) as usize;
+                    entry.copy_from_slice(&all[at..at + stride as usize]);
+                }
+                None => self
+                    .source
+                    .read_exact_at(&mut entry, table + i * stride)
+                    .map_err(io)?,
+            }
             let hash = u32::from(entry[0]) | u32::from(entry[1]) << 8 | u32::from(entry[2]) << 16;
             if hash == target {
                 return Ok(Some(entry[HASH_LEN..].to_vec()));
