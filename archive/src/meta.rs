@@ -3,6 +3,7 @@
 //! (`StoredTransactionStatusMeta`, `Vec<StoredExtendedReward>`), converted to the protobuf types.
 //! Empty metadata is "no metadata".
 
+use std::cell::RefCell;
 use std::io::Read;
 
 use prost::Message;
@@ -17,11 +18,34 @@ pub const MAX_DECOMPRESSED: usize = 256 << 20;
 /// The zstd frame magic.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
+thread_local! {
+    /// One decompression and one compression context per thread: creating a zstd context per
+    /// payload costs more than decompressing a typical metadata blob.
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
+}
+
 /// Decompresses `payload` if it is a zstd frame; other bytes are returned as they are (old
 /// writers stored some blobs uncompressed).
 pub fn decompress(payload: &[u8]) -> Result<Vec<u8>, FormatError> {
     if !payload.starts_with(&ZSTD_MAGIC) {
         return Ok(payload.to_vec());
+    }
+    // Fast path: the frame declares its size; a reused context decompresses in one call.
+    if let Ok(Some(size)) = zstd::zstd_safe::get_frame_content_size(payload)
+        && size <= MAX_DECOMPRESSED as u64
+    {
+        let fast = DECOMPRESSOR.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            if slot.is_none() {
+                *slot = zstd::bulk::Decompressor::new().ok();
+            }
+            slot.as_mut()
+                .and_then(|d| d.decompress(payload, size as usize).ok())
+        });
+        if let Some(out) = fast.filter(|out| out.len() as u64 == size) {
+            return Ok(out);
+        }
     }
     let decoder =
         zstd::stream::read::Decoder::new(payload).map_err(|e| FormatError::Zstd(e.to_string()))?;
@@ -38,7 +62,19 @@ pub fn decompress(payload: &[u8]) -> Result<Vec<u8>, FormatError> {
 
 /// Compresses a payload the way the archive writer does (zstd, fastest level).
 pub fn compress(payload: &[u8]) -> Result<Vec<u8>, FormatError> {
-    zstd::bulk::compress(payload, 1).map_err(|e| FormatError::Zstd(e.to_string()))
+    COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot =
+                Some(zstd::bulk::Compressor::new(1).map_err(|e| FormatError::Zstd(e.to_string()))?);
+        }
+        match slot.as_mut() {
+            Some(c) => c
+                .compress(payload)
+                .map_err(|e| FormatError::Zstd(e.to_string())),
+            None => zstd::bulk::compress(payload, 1).map_err(|e| FormatError::Zstd(e.to_string())),
+        }
+    })
 }
 
 /// Decodes a reassembled metadata payload: `None` for an empty payload.

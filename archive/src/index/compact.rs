@@ -422,16 +422,32 @@ fn seal_bucket(
     scratch: &mut Vec<u8>,
 ) -> Result<(u32, Vec<u8>), BuildError> {
     let mut hashed: Vec<(u32, u32)> = Vec::with_capacity(members.len());
+    // A 2^24-bit set finds the first collision of a domain without sorting (most domains of a
+    // 10,000-entry bucket collide about halfway); only touched words are cleared.
+    let mut seen = vec![0u64; 1 << 18];
+    let mut touched: Vec<usize> = Vec::with_capacity(members.len());
     for domain in 0..MAX_DOMAINS {
         hashed.clear();
+        let mut collided = false;
         for &m in members {
             let key = key_at(records, stride, key_len, m);
-            hashed.push((entry_hash(domain, key, scratch), m));
+            let hash = entry_hash(domain, key, scratch);
+            let (word, bit) = ((hash >> 6) as usize, 1u64 << (hash & 63));
+            if seen[word] & bit != 0 {
+                collided = true;
+                break;
+            }
+            seen[word] |= bit;
+            touched.push(word);
+            hashed.push((hash, m));
         }
-        hashed.sort_unstable();
-        if hashed.windows(2).any(|w| w[0].0 == w[1].0) {
+        for word in touched.drain(..) {
+            seen[word] = 0;
+        }
+        if collided {
             continue;
         }
+        hashed.sort_unstable();
         let layout = eytzinger(&hashed);
         let value_len = stride - key_len;
         let mut table = Vec::with_capacity(layout.len() * (HASH_LEN + value_len));
