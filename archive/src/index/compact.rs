@@ -341,23 +341,15 @@ impl CompactBuilder {
                 )));
             }
             let n = records.len() / stride;
-            // (bucket, key position, insertion sequence): sort, keep the last insertion per key.
-            let mut order: Vec<(u32, u32)> = (0..n)
+            // (bucket, XXH64 of the key, insertion sequence): integer sort; equal keys share a
+            // hash, so duplicates (keep the last insertion) are found within equal-hash runs.
+            let mut order: Vec<(u32, u64, u32)> = (0..n)
                 .map(|i| {
-                    (
-                        bucket_of(&records[i * stride..i * stride + key_len], num_buckets),
-                        i as u32,
-                    )
+                    let h = xxh64(&records[i * stride..i * stride + key_len], 0);
+                    (bucket_of_hash(h, num_buckets), h, i as u32)
                 })
                 .collect();
-            order.sort_by(|a, b| {
-                a.0.cmp(&b.0)
-                    .then_with(|| {
-                        key_at(&records, stride, key_len, a.1)
-                            .cmp(key_at(&records, stride, key_len, b.1))
-                    })
-                    .then(a.1.cmp(&b.1))
-            });
+            order.sort_unstable();
             let mut start = 0;
             while start < order.len() {
                 let bucket = order[start].0;
@@ -366,13 +358,21 @@ impl CompactBuilder {
                     end += 1;
                 }
                 let mut members: Vec<u32> = Vec::with_capacity(end - start);
-                for j in start..end {
-                    let last_of_key = j + 1 == end
-                        || key_at(&records, stride, key_len, order[j].1)
-                            != key_at(&records, stride, key_len, order[j + 1].1);
-                    if last_of_key {
-                        members.push(order[j].1);
+                let mut run = start;
+                while run < end {
+                    let mut run_end = run + 1;
+                    while run_end < end && order[run_end].1 == order[run].1 {
+                        run_end += 1;
                     }
+                    for x in run..run_end {
+                        let key = key_at(&records, stride, key_len, order[x].2);
+                        let replaced_later = (x + 1..run_end)
+                            .any(|y| key_at(&records, stride, key_len, order[y].2) == key);
+                        if !replaced_later {
+                            members.push(order[x].2);
+                        }
+                    }
+                    run = run_end;
                 }
                 let (domain, table) =
                     seal_bucket(&records, stride, key_len, &members, &mut scratch)?;
@@ -492,6 +492,37 @@ mod tests {
         // In-order traversal of the BFS tree of 1..=7 is sorted: root 4, then 2 6, then 1 3 5 7.
         assert_eq!(eytzinger(&[1, 2, 3, 4, 5, 6, 7]), vec![4, 2, 6, 1, 3, 5, 7]);
         assert_eq!(eytzinger(&[1, 2, 3, 4, 5]), vec![4, 2, 5, 1, 3]);
+    }
+
+    #[test]
+    fn later_duplicate_wins_and_every_key_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut builder = CompactBuilder::new(
+            &dir.path().join("work"),
+            8,
+            4,
+            CompactOptions { partitions: 4 },
+        )
+        .unwrap();
+        for k in 0u64..25_000 {
+            builder
+                .add(&k.to_le_bytes(), &(k as u32).to_le_bytes())
+                .unwrap();
+        }
+        builder
+            .add(&7u64.to_le_bytes(), &99u32.to_le_bytes())
+            .unwrap();
+        let out = dir.path().join("x.index");
+        builder.finish(&out, &IndexMeta::default()).unwrap();
+        let index = CompactIndex::open(std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(index.header().num_buckets, 4); // ceil(25,001 / 10,000) rounded to 4 partitions
+        for k in 0u64..25_000 {
+            let want = if k == 7 { 99 } else { k as u32 };
+            assert_eq!(
+                index.lookup(&k.to_le_bytes()).unwrap(),
+                Some(want.to_le_bytes().to_vec())
+            );
+        }
     }
 
     #[test]
