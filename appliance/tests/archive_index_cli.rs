@@ -11,7 +11,10 @@ fn indexes_a_piece_and_keeps_finished_indexes() {
     let dir = tempfile::tempdir().unwrap();
     let car = dir.path().join("epoch-0-1.car");
     std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../archive/tests/fixtures/epoch-0-1.car"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../archive/tests/fixtures/epoch-0-1.car"
+        ),
         &car,
     )
     .unwrap();
@@ -21,11 +24,18 @@ fn indexes_a_piece_and_keeps_finished_indexes() {
             .arg(&car)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let first = run();
-    assert!(first.contains(&format!("root {ROOT} epoch 0 blocks 10 transactions 34")), "{first}");
+    assert!(
+        first.contains(&format!("root {ROOT} epoch 0 blocks 10 transactions 34")),
+        "{first}"
+    );
     assert!(first.contains("kept []"), "{first}");
     for kind in [
         "slot-to-cid",
@@ -45,7 +55,12 @@ fn indexes_a_piece_and_keeps_finished_indexes() {
 
     // A missing file is an error with the path in the message.
     let out = Command::new(env!("CARGO_BIN_EXE_appliance"))
-        .args(["archive", "index", "--no-progress", "/nonexistent/epoch-9.car"])
+        .args([
+            "archive",
+            "index",
+            "--no-progress",
+            "/nonexistent/epoch-9.car",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
