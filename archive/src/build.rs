@@ -289,7 +289,7 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
                 if address.is_some() {
                     let fetch = |cid: &Cid| frames.get(cid).cloned();
                     let payload = frame::reassemble(&tx.metadata, fetch).map_err(format_err)?;
-                    let status = meta::decode_metadata(&payload).map_err(format_err)?;
+                    let status = meta::decode_index_fields(&payload).map_err(format_err)?;
                     let mut addresses = summary.static_keys;
                     let mut err = None;
                     if let Some(status) = status {

@@ -10,6 +10,7 @@ pub mod car;
 pub mod cid;
 pub mod error;
 pub mod frame;
+pub mod http;
 pub mod index;
 pub mod local;
 pub mod meta;
@@ -34,7 +35,7 @@ pub mod proto {
 
 pub use cid::Cid;
 pub use error::FormatError;
-pub use local::LocalArchive;
+pub use local::{EpochArchive, LocalArchive};
 pub use model::{Block, SignatureInfo, SignatureQuery, Transaction, TransactionInBlock};
 pub use store::{ArchiveError, ArchiveStore, SlotLookup};
 

@@ -25,28 +25,38 @@ use crate::readat::{LocalFile, ReadAt};
 use crate::store::{ArchiveError, ArchiveStore, SlotLookup};
 use crate::{epoch_of, txwire, varint};
 
+/// A positioned-read source: a local file, bytes in memory or a remote file.
+pub type Source = Box<dyn ReadAt>;
+
 /// One CAR with its indexes.
 struct Piece {
     name: String,
-    car: LocalFile,
+    car: Source,
     epoch: u64,
     first_slot: u64,
     last_slot: u64,
-    sig_exists: SigExists<LocalFile>,
-    sig_to_cid: CompactIndex<LocalFile>,
-    cid_to_offset: CompactIndex<LocalFile>,
-    block_times: BlockTimes<LocalFile>,
-    ranges: SlotRanges<LocalFile>,
-    hashes: BlockHashes<LocalFile>,
-    address: AddressIndex<LocalFile>,
+    sig_exists: SigExists<Source>,
+    sig_to_cid: CompactIndex<Source>,
+    cid_to_offset: CompactIndex<Source>,
+    block_times: BlockTimes<Source>,
+    ranges: SlotRanges<Source>,
+    hashes: BlockHashes<Source>,
+    address: AddressIndex<Source>,
 }
 
-/// Epoch CARs and their indexes in one directory.
-pub struct LocalArchive {
+/// Epoch CARs and their indexes, local ([`EpochArchive::open`]) or behind an HTTP base address
+/// laid out like the public file host ([`EpochArchive::open_http`]).
+pub struct EpochArchive {
     /// Sorted by first slot.
     pieces: Vec<Piece>,
-    dir: PathBuf,
+    origin: String,
 }
+
+/// The store over a local directory (the same type as the HTTP one).
+pub type LocalArchive = EpochArchive;
+
+/// Opens the file at a path relative to the archive's origin; `small` files may be loaded whole.
+type Opener<'a> = dyn Fn(&Path, bool) -> Result<Source, ArchiveError> + 'a;
 
 fn corrupt(what: &str, error: FormatError) -> ArchiveError {
     ArchiveError::Corrupt {
@@ -55,16 +65,17 @@ fn corrupt(what: &str, error: FormatError) -> ArchiveError {
     }
 }
 
-fn open_file(path: &Path) -> Result<LocalFile, ArchiveError> {
+fn open_file(path: &Path) -> Result<Source, ArchiveError> {
     if !path.is_file() {
         return Err(ArchiveError::MissingIndex {
             path: path.display().to_string(),
         });
     }
-    LocalFile::open(path).map_err(|source| ArchiveError::Io {
+    let file = LocalFile::open(path).map_err(|source| ArchiveError::Io {
         what: path.display().to_string(),
         source,
-    })
+    })?;
+    Ok(Box::new(file))
 }
 
 fn check_meta(what: &Path, meta: &IndexMeta, epoch: u64, root: &Cid) -> Result<(), ArchiveError> {
@@ -76,9 +87,9 @@ fn check_meta(what: &Path, meta: &IndexMeta, epoch: u64, root: &Cid) -> Result<(
 }
 
 impl Piece {
-    fn open(car_path: &Path) -> Result<Option<Piece>, ArchiveError> {
+    fn open(car_path: &Path, opener: &Opener<'_>) -> Result<Option<Piece>, ArchiveError> {
         let name = car_path.display().to_string();
-        let car = open_file(car_path)?;
+        let car = opener(car_path, false)?;
         let head = car
             .read_vec(0, car.len().min(1024) as usize)
             .map_err(|source| ArchiveError::Io {
@@ -88,7 +99,8 @@ impl Piece {
         let header = car::parse_header(&head).map_err(|e| corrupt(&name, e))?;
         let root = header.root;
         let paths = IndexPaths::for_car(car_path, &root);
-        let open_index = |path: &Path| open_file(path);
+        let open_index = |path: &Path| opener(path, false);
+        let open_small = |path: &Path| opener(path, true);
         let sig_to_cid = CompactIndex::open(open_index(&paths.sig_to_cid)?)
             .map_err(|e| corrupt(&paths.sig_to_cid.display().to_string(), e))?;
         let epoch = sig_to_cid
@@ -105,7 +117,7 @@ impl Piece {
         let sig_exists = SigExists::open(open_index(&paths.sig_exists)?)
             .map_err(|e| corrupt(&paths.sig_exists.display().to_string(), e))?;
         check_meta(&paths.sig_exists, sig_exists.meta(), epoch, &root)?;
-        let block_times = BlockTimes::open(open_index(&paths.slot_to_blocktime)?)
+        let block_times = BlockTimes::open(open_small(&paths.slot_to_blocktime)?)
             .map_err(|e| corrupt(&paths.slot_to_blocktime.display().to_string(), e))?;
         if block_times.epoch() != epoch {
             return Err(ArchiveError::IndexMismatch {
@@ -113,10 +125,10 @@ impl Piece {
                 reason: format!("epoch {} instead of {epoch}", block_times.epoch()),
             });
         }
-        let hashes = BlockHashes::open(open_index(&paths.slot_to_blockhash)?)
+        let hashes = BlockHashes::open(open_small(&paths.slot_to_blockhash)?)
             .map_err(|e| corrupt(&paths.slot_to_blockhash.display().to_string(), e))?;
         check_meta(&paths.slot_to_blockhash, hashes.meta(), epoch, &root)?;
-        let ranges = SlotRanges::open(open_index(&paths.slot_ranges)?, epoch)
+        let ranges = SlotRanges::open(open_small(&paths.slot_ranges)?, epoch)
             .map_err(|e| corrupt(&paths.slot_ranges.display().to_string(), e))?;
         let a = &paths.address;
         let address = AddressIndex::open(
@@ -260,9 +272,9 @@ impl Piece {
     }
 }
 
-impl LocalArchive {
-    /// Opens every `*.car` in `dir` with its indexes.
-    pub fn open(dir: &Path) -> Result<LocalArchive, ArchiveError> {
+impl EpochArchive {
+    /// Opens every `*.car` in `dir` with its indexes (each file opened once, read with `pread`).
+    pub fn open(dir: &Path) -> Result<EpochArchive, ArchiveError> {
         let io = |source| ArchiveError::Io {
             what: dir.display().to_string(),
             source,
@@ -273,9 +285,45 @@ impl LocalArchive {
             .filter(|p| p.extension().is_some_and(|x| x == "car"))
             .collect();
         cars.sort();
+        let opener = |path: &Path, _small: bool| open_file(path);
+        Self::from_cars(&cars, &opener, dir.display().to_string())
+    }
+
+    /// Opens the given epochs behind `base` (laid out like the public file host:
+    /// `<N>/epoch-<N>.car`, `<N>/epoch-<N>.cid` and the index names next to it). Small per-slot
+    /// tables are fetched whole and kept in memory; everything else is read with range requests.
+    pub fn open_http(base: &str, epochs: &[u64]) -> Result<EpochArchive, ArchiveError> {
+        let client = crate::http::HttpClient::new();
+        let base = base.trim_end_matches('/').to_string();
+        let mut cars = Vec::with_capacity(epochs.len());
+        for epoch in epochs {
+            cars.push(PathBuf::from(format!("{epoch}/epoch-{epoch}.car")));
+        }
+        let opener = |path: &Path, small: bool| -> Result<Source, ArchiveError> {
+            let url = format!("{base}/{}", path.display());
+            let file = client.open(&url).map_err(|e| e.into_archive_error(&url))?;
+            if small {
+                let len = usize::try_from(file.len()).unwrap_or(usize::MAX);
+                let bytes = file.read_vec(0, len).map_err(|source| ArchiveError::Io {
+                    what: url.clone(),
+                    source,
+                })?;
+                Ok(Box::new(bytes))
+            } else {
+                Ok(Box::new(file))
+            }
+        };
+        Self::from_cars(&cars, &opener, base.clone())
+    }
+
+    fn from_cars(
+        cars: &[PathBuf],
+        opener: &Opener<'_>,
+        origin: String,
+    ) -> Result<EpochArchive, ArchiveError> {
         let mut pieces = Vec::with_capacity(cars.len());
-        for car in &cars {
-            if let Some(piece) = Piece::open(car)? {
+        for car in cars {
+            if let Some(piece) = Piece::open(car, opener)? {
                 pieces.push(piece);
             }
         }
@@ -288,16 +336,13 @@ impl LocalArchive {
                 });
             }
         }
-        tracing::info!(dir = %dir.display(), cars = pieces.len(), "archive opened");
-        Ok(LocalArchive {
-            pieces,
-            dir: dir.to_path_buf(),
-        })
+        tracing::info!(origin = %origin, cars = pieces.len(), "archive opened");
+        Ok(EpochArchive { pieces, origin })
     }
 
-    /// The directory served.
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// Where the archive was opened from (directory or base URL).
+    pub fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// Where `slot` stands: the piece holding its range, or skipped/not held.
@@ -344,7 +389,7 @@ impl LocalArchive {
     }
 }
 
-impl ArchiveStore for LocalArchive {
+impl ArchiveStore for EpochArchive {
     fn epochs(&self) -> Vec<u64> {
         let mut epochs: Vec<u64> = self.pieces.iter().map(|p| p.epoch).collect();
         epochs.dedup();

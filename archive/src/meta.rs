@@ -3,6 +3,7 @@
 //! (`StoredTransactionStatusMeta`, `Vec<StoredExtendedReward>`), converted to the protobuf types.
 //! Empty metadata is "no metadata".
 
+use std::cell::RefCell;
 use std::io::Read;
 
 use prost::Message;
@@ -17,11 +18,34 @@ pub const MAX_DECOMPRESSED: usize = 256 << 20;
 /// The zstd frame magic.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
+thread_local! {
+    /// One decompression and one compression context per thread: creating a zstd context per
+    /// payload costs more than decompressing a typical metadata blob.
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
+}
+
 /// Decompresses `payload` if it is a zstd frame; other bytes are returned as they are (old
 /// writers stored some blobs uncompressed).
 pub fn decompress(payload: &[u8]) -> Result<Vec<u8>, FormatError> {
     if !payload.starts_with(&ZSTD_MAGIC) {
         return Ok(payload.to_vec());
+    }
+    // Fast path: the frame declares its size; a reused context decompresses in one call.
+    if let Ok(Some(size)) = zstd::zstd_safe::get_frame_content_size(payload)
+        && size <= MAX_DECOMPRESSED as u64
+    {
+        let fast = DECOMPRESSOR.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            if slot.is_none() {
+                *slot = zstd::bulk::Decompressor::new().ok();
+            }
+            slot.as_mut()
+                .and_then(|d| d.decompress(payload, size as usize).ok())
+        });
+        if let Some(out) = fast.filter(|out| out.len() as u64 == size) {
+            return Ok(out);
+        }
     }
     let decoder =
         zstd::stream::read::Decoder::new(payload).map_err(|e| FormatError::Zstd(e.to_string()))?;
@@ -38,7 +62,19 @@ pub fn decompress(payload: &[u8]) -> Result<Vec<u8>, FormatError> {
 
 /// Compresses a payload the way the archive writer does (zstd, fastest level).
 pub fn compress(payload: &[u8]) -> Result<Vec<u8>, FormatError> {
-    zstd::bulk::compress(payload, 1).map_err(|e| FormatError::Zstd(e.to_string()))
+    COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot =
+                Some(zstd::bulk::Compressor::new(1).map_err(|e| FormatError::Zstd(e.to_string()))?);
+        }
+        match slot.as_mut() {
+            Some(c) => c
+                .compress(payload)
+                .map_err(|e| FormatError::Zstd(e.to_string())),
+            None => zstd::bulk::compress(payload, 1).map_err(|e| FormatError::Zstd(e.to_string())),
+        }
+    })
 }
 
 /// Decodes a reassembled metadata payload: `None` for an empty payload.
@@ -68,6 +104,36 @@ pub fn decode_status_meta(raw: &[u8]) -> Result<proto::TransactionStatusMeta, Fo
             })
         }
     }
+}
+
+/// The metadata fields the address index needs: the error and the loaded addresses.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct IndexFields {
+    #[prost(message, optional, tag = "1")]
+    pub err: Option<proto::TransactionError>,
+    #[prost(bytes = "vec", repeated, tag = "12")]
+    pub loaded_writable_addresses: Vec<Vec<u8>>,
+    #[prost(bytes = "vec", repeated, tag = "13")]
+    pub loaded_readonly_addresses: Vec<Vec<u8>>,
+}
+
+/// Decodes only [`IndexFields`] of a reassembled metadata payload (protobuf fields not needed are
+/// skipped without allocation; legacy bincode is decoded fully). `None` for empty metadata.
+pub fn decode_index_fields(payload: &[u8]) -> Result<Option<IndexFields>, FormatError> {
+    if payload.is_empty() {
+        return Ok(None);
+    }
+    let raw = decompress(payload)?;
+    let bincode_first = raw.first().is_some_and(|&b| b <= 1);
+    if !bincode_first && let Ok(fields) = IndexFields::decode(raw.as_slice()) {
+        return Ok(Some(fields));
+    }
+    let meta = decode_status_meta(&raw)?;
+    Ok(Some(IndexFields {
+        err: meta.err,
+        loaded_writable_addresses: meta.loaded_writable_addresses,
+        loaded_readonly_addresses: meta.loaded_readonly_addresses,
+    }))
 }
 
 /// Decodes a reassembled rewards payload (empty = no rewards).
@@ -481,6 +547,40 @@ mod tests {
         let payload = compress(&meta.encode_to_vec()).unwrap();
         assert_eq!(decode_metadata(&payload).unwrap(), Some(meta));
         assert_eq!(decode_metadata(&[]).unwrap(), None);
+    }
+
+    #[test]
+    fn index_fields_match_the_full_decode() {
+        let meta = proto::TransactionStatusMeta {
+            err: Some(proto::TransactionError {
+                err: vec![7, 0, 0, 0],
+            }),
+            fee: 5000,
+            log_messages: vec!["Program log: x".into()],
+            loaded_writable_addresses: vec![vec![1; 32]],
+            loaded_readonly_addresses: vec![vec![2; 32], vec![3; 32]],
+            ..Default::default()
+        };
+        let payload = compress(&meta.encode_to_vec()).unwrap();
+        let fields = decode_index_fields(&payload).unwrap().unwrap();
+        assert_eq!(fields.err, meta.err);
+        assert_eq!(
+            fields.loaded_writable_addresses,
+            meta.loaded_writable_addresses
+        );
+        assert_eq!(
+            fields.loaded_readonly_addresses,
+            meta.loaded_readonly_addresses
+        );
+        assert_eq!(decode_index_fields(&[]).unwrap(), None);
+        // Legacy bincode (Ok status, fee 1, no balances) goes through the full decoder.
+        let mut raw = vec![0, 0, 0, 0];
+        raw.extend_from_slice(&1u64.to_le_bytes());
+        raw.extend_from_slice(&[0; 16]);
+        let fields = decode_index_fields(&compress(&raw).unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(fields.err, None);
     }
 
     #[test]

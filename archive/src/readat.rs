@@ -12,6 +12,10 @@ pub trait ReadAt: Send + Sync {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Length in bytes.
     fn len(&self) -> u64;
+    /// Whether one larger read beats several small ones (remote files: one round trip each).
+    fn prefers_bulk(&self) -> bool {
+        false
+    }
     /// Whether the file is empty.
     fn is_empty(&self) -> bool {
         self.len() == 0
@@ -88,5 +92,19 @@ impl ReadAt for Vec<u8> {
 
     fn len(&self) -> u64 {
         Vec::len(self) as u64
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_exact_at(buf, offset)
+    }
+
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+
+    fn prefers_bulk(&self) -> bool {
+        (**self).prefers_bulk()
     }
 }

@@ -29,6 +29,25 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// User + system CPU seconds of this process so far (`/proc/self/stat`, 100 ticks per second).
+fn cpu_seconds() -> f64 {
+    let stat = fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // After the command name: state is field 0, utime 11, stime 12.
+    (tick(11) + tick(12)) / 100.0
+}
+
 fn reset_peak_rss() {
     let _ = fs::write("/proc/self/clear_refs", "5");
 }
@@ -61,7 +80,7 @@ fn generate(dir: &Path, target_bytes: u64) -> (PathBuf, Vec<u64>, Vec<[u8; 64]>)
     for block in Synth::new(options) {
         for tx in block.entries.iter().flat_map(|e| &e.transactions) {
             n += 1;
-            if n % 50 == 0 {
+            if n.is_multiple_of(50) {
                 signatures.push(archive::txwire::first_signature(&tx.wire).expect("signature"));
             }
         }
@@ -75,6 +94,33 @@ fn generate(dir: &Path, target_bytes: u64) -> (PathBuf, Vec<u64>, Vec<[u8; 64]>)
     (car, slots, signatures)
 }
 
+/// With `ARCHIVE_BENCH_REUSE` set: reuses the CAR of an earlier run (its indexes are removed).
+fn rescan(dir: &Path) -> (PathBuf, Vec<u64>, Vec<[u8; 64]>) {
+    let car = dir.join(format!("epoch-{EPOCH}.car"));
+    for entry in fs::read_dir(dir).expect("bench dir").flatten() {
+        if entry.path() != car {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+    let file = std::io::BufReader::new(File::open(&car).expect("CAR"));
+    let mut stream = archive::car::CarStream::new(file, 32 << 20).expect("CAR header");
+    let (mut slots, mut signatures, mut n) = (Vec::new(), Vec::new(), 0u64);
+    while let Some(section) = stream.next_section().expect("section") {
+        match archive::node::decode(section.node).expect("node") {
+            archive::node::Node::Block(block) => slots.push(block.slot),
+            archive::node::Node::Transaction(tx) => {
+                n += 1;
+                if n.is_multiple_of(50) {
+                    signatures
+                        .push(archive::txwire::first_signature(tx.data.data).expect("signature"));
+                }
+            }
+            _ => {}
+        }
+    }
+    (car, slots, signatures)
+}
+
 fn main() {
     // criterion-style arguments (`--bench`) are ignored.
     let dir = std::env::var_os("ARCHIVE_BENCH_DIR")
@@ -84,7 +130,13 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(220);
     let started = Instant::now();
-    let (car, slots, signatures) = generate(&dir, target_mb << 20);
+    let reuse = std::env::var_os("ARCHIVE_BENCH_REUSE").is_some()
+        && dir.join(format!("epoch-{EPOCH}.car")).is_file();
+    let (car, slots, signatures) = if reuse {
+        rescan(&dir)
+    } else {
+        generate(&dir, target_mb << 20)
+    };
     let size = fs::metadata(&car).expect("CAR size").len();
     println!(
         "generated {} ({:.1} MB, {} blocks) in {:.1} s",
@@ -95,18 +147,22 @@ fn main() {
     );
 
     reset_peak_rss();
+    let cpu_before = cpu_seconds();
     let options = BuildOptions {
         progress: false,
         partitions: None,
     };
     let report = build_indexes(&car, &options).expect("index build");
     let secs = report.elapsed.as_secs_f64();
+    let cpu = cpu_seconds() - cpu_before;
     let rss = peak_rss_mb();
     println!(
-        "index build: {} transactions, {:.2} s, {:.1} MB/s of CAR, peak RSS {:.0} MB ({:.0} MB per GB of CAR)",
+        "index build: {} transactions, {:.2} s wall, {:.2} CPU-s, {:.1} MB/s of CAR (wall), {:.1} MB per CPU-second, peak RSS {:.0} MB ({:.0} MB per GB of CAR)",
         report.transactions,
         secs,
+        cpu,
         size as f64 / 1e6 / secs,
+        size as f64 / 1e6 / cpu.max(1e-9),
         rss,
         rss / (size as f64 / 1e9)
     );

@@ -100,12 +100,25 @@ impl<R: ReadAt> SigExists<R> {
         self.source.read_exact_at(&mut count, base).map_err(io)?;
         let n = u64::from(u32::from_le_bytes(count));
         let target = xxh64(sig, 0);
+        let bulk = if self.source.prefers_bulk() && n * 8 <= 4 << 20 {
+            Some(
+                self.source
+                    .read_vec(base + 4, (n * 8) as usize)
+                    .map_err(io)?,
+            )
+        } else {
+            None
+        };
         let mut value = [0u8; 8];
         let mut i = 0u64;
         while i < n {
-            self.source
-                .read_exact_at(&mut value, base + 4 + 8 * i)
-                .map_err(io)?;
+            match &bulk {
+                Some(all) => value.copy_from_slice(&all[(8 * i) as usize..(8 * i + 8) as usize]),
+                None => self
+                    .source
+                    .read_exact_at(&mut value, base + 4 + 8 * i)
+                    .map_err(io)?,
+            }
             let hash = u64::from_le_bytes(value);
             if hash == target {
                 return Ok(true);

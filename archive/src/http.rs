@@ -1,0 +1,182 @@
+//! Remote files behind an HTTP base address (the public file host's layout, spec §5): one `HEAD`
+//! for the size (fallback: `GET` of byte 0 and its `Content-Range`), then every positioned read is
+//! a `GET` with `Range: bytes=a-b` over a shared keep-alive agent, retried up to 3 times with
+//! back-off from 100 ms; a short or non-206 answer is an error.
+
+use std::io::{self, Read};
+use std::time::Duration;
+
+use crate::readat::ReadAt;
+use crate::store::ArchiveError;
+
+/// Attempts per request.
+const ATTEMPTS: u32 = 3;
+/// Largest single range read (a slot range or a section is far smaller).
+const MAX_READ: u64 = 256 << 20;
+
+/// Why a remote file could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("HTTP status {0}")]
+    Status(u16),
+    #[error("transport: {0}")]
+    Transport(String),
+    #[error("no usable size (Content-Length / Content-Range)")]
+    NoSize,
+}
+
+impl HttpError {
+    /// Short stable label for metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Status(_) => "status",
+            Self::Transport(_) => "transport",
+            Self::NoSize => "no_size",
+        }
+    }
+
+    /// As an archive error about `url` (404 = a missing index or CAR).
+    pub fn into_archive_error(self, url: &str) -> ArchiveError {
+        match self {
+            Self::Status(404) => ArchiveError::MissingIndex {
+                path: url.to_string(),
+            },
+            other => ArchiveError::Io {
+                what: url.to_string(),
+                source: io::Error::other(other.to_string()),
+            },
+        }
+    }
+}
+
+fn transport(error: ureq::Error) -> HttpError {
+    match error {
+        ureq::Error::StatusCode(code) => HttpError::Status(code),
+        other => HttpError::Transport(other.to_string()),
+    }
+}
+
+/// A shared keep-alive HTTP agent.
+#[derive(Clone)]
+pub struct HttpClient {
+    agent: ureq::Agent,
+}
+
+impl Default for HttpClient {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HttpClient {
+    pub fn new() -> Self {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(60)))
+            .build();
+        HttpClient {
+            agent: config.into(),
+        }
+    }
+
+    /// Learns the size of `url`.
+    pub fn open(&self, url: &str) -> Result<HttpFile, HttpError> {
+        let head = self.agent.head(url).call().map_err(transport)?;
+        let len = head
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        let len = match len {
+            Some(len) => len,
+            None => {
+                let response = self
+                    .agent
+                    .get(url)
+                    .header("Range", "bytes=0-0")
+                    .call()
+                    .map_err(transport)?;
+                response
+                    .headers()
+                    .get("content-range")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.rsplit('/').next())
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or(HttpError::NoSize)?
+            }
+        };
+        Ok(HttpFile {
+            agent: self.agent.clone(),
+            url: url.to_string(),
+            len,
+        })
+    }
+}
+
+/// One remote file read with range requests.
+pub struct HttpFile {
+    agent: ureq::Agent,
+    url: String,
+    len: u64,
+}
+
+impl HttpFile {
+    fn fetch(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let last = offset + buf.len() as u64 - 1;
+        let response = self
+            .agent
+            .get(&self.url)
+            .header("Range", format!("bytes={offset}-{last}"))
+            .call()
+            .map_err(|e| io::Error::other(transport(e).to_string()))?;
+        if response.status().as_u16() != 206 {
+            return Err(io::Error::other(format!(
+                "{}: status {} to a range request",
+                self.url,
+                response.status()
+            )));
+        }
+        let mut body = response.into_body().into_reader();
+        body.read_exact(buf)?;
+        Ok(())
+    }
+}
+
+impl ReadAt for HttpFile {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if buf.len() as u64 > MAX_READ || offset + buf.len() as u64 > self.len {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "read of {} bytes at {offset} past the end of {}",
+                    buf.len(),
+                    self.url
+                ),
+            ));
+        }
+        let mut delay = Duration::from_millis(100);
+        let mut attempt = 1;
+        loop {
+            match self.fetch(buf, offset) {
+                Ok(()) => return Ok(()),
+                Err(error) if attempt < ATTEMPTS => {
+                    tracing::debug!(url = %self.url, %error, attempt, "range read failed, retrying");
+                    std::thread::sleep(delay);
+                    delay *= 2;
+                    attempt += 1;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn prefers_bulk(&self) -> bool {
+        true
+    }
+}
