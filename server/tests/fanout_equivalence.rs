@@ -294,8 +294,8 @@ fn model_personal(
 #[derive(Debug)]
 struct Case {
     subscriptions: Vec<HashMap<String, ProgramFilter>>,
-    /// Per session: index before the replacement (`Some`: the session re-subscribes to this map
-    /// after the index was rebuilt, so it is evaluated directly with stale index entries).
+    /// Per session, `Some(map)`: the session re-subscribes to `map` after the index was rebuilt,
+    /// so it is evaluated directly while its old index entries are stale.
     replacements: Vec<Option<HashMap<String, ProgramFilter>>>,
     updates: Vec<SubscribeUpdate>,
     recv: u64,

@@ -336,3 +336,27 @@ impl Message for OutboundUpdate {
         *self = Self::default();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stream_proto::stream::SlotNotification;
+
+    #[test]
+    fn a_shared_slot_is_the_plain_encoding_and_is_never_decoded() {
+        let slot = SubscribeUpdate {
+            update: Some(Update::Slot(SlotNotification { slot: 300 })),
+        };
+        let shared = Arc::new(EncodedUpdate::new(slot.clone()));
+        let outbound = OutboundUpdate::Personal(PersonalUpdate::new(
+            shared,
+            Arc::new(Filters::default()),
+            Matches::default(),
+            9,
+        ));
+        // Field 3, length 3, { field 1: varint 300 }.
+        assert_eq!(outbound.encode_to_vec(), [0x1a, 3, 0x08, 0xac, 0x02]);
+        assert_eq!(outbound.encoded_len(), 5);
+        assert!(OutboundUpdate::decode(&outbound.encode_to_vec()[..]).is_err());
+    }
+}
