@@ -12,6 +12,10 @@ apt_packages=(
   python3-venv  # the Python gRPC client test's virtualenv
   openssl       # test certificates for the gRPC TLS test
 )
+# Node (>= 18, with npm) runs the @solana/web3.js archive client test; the image usually has it.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  apt_packages+=(nodejs npm)
+fi
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The project's test command (README): the whole workspace's tests, the Python gRPC client test,
+# the web3.js / solana-py JSON-RPC archive clients,
 # then every fuzz target for a bounded time. FUZZ_SECONDS sets the time per target (default 20; 0 skips fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --all-targets
 # A client that is not ours: Python stubs from proto/stream.proto against the running binary.
 bash scripts/python-client-test.sh
+# Clients that are not ours against the JSON-RPC archive: @solana/web3.js and solana-py.
+bash scripts/rpc-client-test.sh
 fuzz_seconds="${FUZZ_SECONDS:-20}"
 if [ "$fuzz_seconds" -gt 0 ] && [ -x scripts/fuzz.sh ]; then
   scripts/fuzz.sh "$fuzz_seconds"

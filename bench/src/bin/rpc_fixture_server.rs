@@ -55,6 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = HttpOptions {
         mounts: vec![rpc.mount()],
         workers,
+        ..HttpOptions::default()
     };
     let thread = server::http::serve(listen, render, options, std::future::pending())?;
     println!("listening on {listen}");
