@@ -84,7 +84,48 @@ pub struct RunArgs {
     /// (the broadcast ring's size).
     #[arg(long = "subscriber-queue", default_value_t = SUBSCRIBER_QUEUE_UPDATES)]
     subscriber_queue: usize,
+    #[command(flatten)]
+    insights: InsightsArgs,
 }
+
+// ---- insights (issue 8): `--upstream` enables the block ingest and the `/v1` API ----
+
+/// Insights flags of `appliance run` (used with `--upstream`).
+#[derive(clap::Args, Debug)]
+pub struct InsightsArgs {
+    /// Insights store file.
+    #[arg(long = "insights-db", default_value = "data/insights.redb")]
+    insights_db: PathBuf,
+    /// How long history snapshots are kept (e.g. 7d, 12h).
+    #[arg(long = "insights-retention", default_value = "7d", value_parser = server::insights::parse_duration)]
+    insights_retention: Duration,
+    /// How long full per-block statistics are kept (e.g. 1h).
+    #[arg(long = "insights-block-retention", default_value = "1h", value_parser = server::insights::parse_duration)]
+    insights_block_retention: Duration,
+    /// Pause between polls of the upstream's confirmed tip once caught up (e.g. 200ms).
+    #[arg(long = "insights-poll", default_value = "200ms", value_parser = server::insights::parse_duration)]
+    insights_poll: Duration,
+}
+
+/// Starts the insights ingest when `--upstream` is given; the `/v1` routes either way (503
+/// without an upstream).
+fn start_insights(
+    upstream: Option<&str>,
+    args: &InsightsArgs,
+) -> anyhow::Result<(server::http::HttpMount, Option<server::insights::Insights>)> {
+    let Some(upstream) = upstream else {
+        return Ok((server::insights::disabled_mount(), None));
+    };
+    let mut config = server::insights::InsightsConfig::new(upstream, &args.insights_db);
+    config.retention = args.insights_retention;
+    config.block_retention = args.insights_block_retention;
+    config.poll_interval = args.insights_poll;
+    let insights = server::insights::Insights::start(config)
+        .with_context(|| format!("starting insights (store {})", args.insights_db.display()))?;
+    info!(%upstream, store = %args.insights_db.display(), "insights ingest started");
+    Ok((insights.mount(), Some(insights)))
+}
+// ---- end insights ----
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -136,10 +177,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let metrics = Arc::clone(&metrics);
         Arc::new(move || metrics.render())
     };
+    let (insights_mount, insights) = start_insights(args.upstream.as_deref(), &args.insights)?;
     let http = server::http::serve(
         args.http,
         render,
-        server::http::HttpOptions::default(),
+        server::http::HttpOptions {
+            mounts: vec![insights_mount],
+            ..server::http::HttpOptions::default()
+        },
         wait_for_stop(stopped.clone()),
     )
     .with_context(|| format!("HTTP server on {}", args.http))?;
@@ -179,6 +224,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .map_err(|_| anyhow::anyhow!("decode worker panicked"))?;
     http.join()
         .map_err(|_| anyhow::anyhow!("HTTP server panicked"))??;
+    if let Some(insights) = insights {
+        insights.stop();
+    }
     served
 }
 
@@ -187,7 +235,6 @@ fn refuse_unsupported(args: &RunArgs) -> anyhow::Result<()> {
         (args.config.is_some(), "--config"),
         (!args.xdp.is_empty(), "--xdp"),
         (!args.archive.is_empty(), "--archive"),
-        (args.upstream.is_some(), "--upstream"),
     ];
     if let Some((_, flag)) = unsupported.iter().find(|(given, _)| *given) {
         bail!("{flag} is not supported by this build yet");

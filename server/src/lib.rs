@@ -12,5 +12,6 @@
 pub mod delta_updates;
 pub mod filter;
 pub mod http;
+pub mod insights;
 pub mod stream_service;
 pub mod updates;
