@@ -74,7 +74,11 @@ async fn not_found() -> HttpResponse {
 }
 
 async fn method_not_allowed() -> HttpResponse {
-    error(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "only GET is supported")
+    error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "only GET is supported",
+    )
 }
 
 async fn openapi() -> HttpResponse {
@@ -140,13 +144,17 @@ async fn history(state: web::Data<ApiState>, request: HttpRequest) -> HttpRespon
         (Err(bad), _) | (_, Err(bad)) => return bad_parameter(code, &bad),
     };
     if from > to {
-        return bad_parameter(code, &BadParameter::new("from", format!("{from} is greater than `to` ({to})")));
+        return bad_parameter(
+            code,
+            &BadParameter::new("from", format!("{from} is greater than `to` ({to})")),
+        );
     }
     let max = shared.limits.max_history;
     let found = web::block(move || shared.store.snapshots(from, to, max)).await;
     match found {
         Ok(Ok(Ok(snapshots))) => {
-            let mut body = Vec::with_capacity(2 + snapshots.iter().map(|s| s.len() + 1).sum::<usize>());
+            let mut body =
+                Vec::with_capacity(2 + snapshots.iter().map(|s| s.len() + 1).sum::<usize>());
             body.push(b'[');
             for (index, snapshot) in snapshots.iter().enumerate() {
                 if index > 0 {
@@ -159,13 +167,24 @@ async fn history(state: web::Data<ApiState>, request: HttpRequest) -> HttpRespon
         }
         Ok(Ok(Err(_))) => bad_parameter(
             code,
-            &BadParameter::new("to", format!("the range holds more than {max} snapshots; narrow it")),
+            &BadParameter::new(
+                "to",
+                format!("the range holds more than {max} snapshots; narrow it"),
+            ),
         ),
         Ok(Err(failure)) => {
             tracing::warn!(error = %failure, "insights history read failed");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "store_error", "the history store could not be read")
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "store_error",
+                "the history store could not be read",
+            )
         }
-        Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "store_error", "the history read was cancelled"),
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            "the history read was cancelled",
+        ),
     }
 }
 
@@ -177,15 +196,26 @@ async fn fees(state: web::Data<ApiState>, request: HttpRequest) -> HttpResponse 
     };
     let allowed = || FEE_LEVELS.map(|(name, _, _)| name).join(", ");
     let level_index = match query.get("level") {
-        None => return bad_parameter(code, &BadParameter::new("level", format!("required (one of {})", allowed()))),
+        None => {
+            return bad_parameter(
+                code,
+                &BadParameter::new("level", format!("required (one of {})", allowed())),
+            );
+        }
         Some(level) => match FEE_LEVELS.iter().position(|(name, _, _)| *name == level) {
             Some(index) => index,
             None => {
-                return bad_parameter(code, &BadParameter::new("level", format!("must be one of {}", allowed())));
+                return bad_parameter(
+                    code,
+                    &BadParameter::new("level", format!("must be one of {}", allowed())),
+                );
             }
         },
     };
-    let accounts = match query.get("accounts").map(|list| parse_accounts(list, state.shared.as_ref())) {
+    let accounts = match query
+        .get("accounts")
+        .map(|list| parse_accounts(list, state.shared.as_ref()))
+    {
         None => None,
         Some(Ok(accounts)) => Some(accounts),
         Some(Err(bad)) => return bad_parameter(code, &bad),
@@ -207,7 +237,11 @@ async fn fees(state: web::Data<ApiState>, request: HttpRequest) -> HttpResponse 
     );
     match estimate.and_then(|estimate| serde_json::to_vec(&estimate).ok()) {
         Some(body) => json(StatusCode::OK, body),
-        None => error(StatusCode::INTERNAL_SERVER_ERROR, "internal", "fee estimate failed"),
+        None => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "fee estimate failed",
+        ),
     }
 }
 
@@ -216,10 +250,16 @@ fn parse_accounts(list: &str, shared: Option<&Arc<Shared>>) -> Result<Vec<String
     let mut accounts = Vec::new();
     for item in list.split(',') {
         if accounts.len() == max {
-            return Err(BadParameter::new("accounts", format!("at most {max} accounts")));
+            return Err(BadParameter::new(
+                "accounts",
+                format!("at most {max} accounts"),
+            ));
         }
         let key = canonical_key(item.trim()).ok_or_else(|| {
-            BadParameter::new("accounts", "a comma-separated list of base58 32-byte public keys")
+            BadParameter::new(
+                "accounts",
+                "a comma-separated list of base58 32-byte public keys",
+            )
         })?;
         if !accounts.contains(&key) {
             accounts.push(key);
@@ -250,6 +290,10 @@ async fn compare(state: web::Data<ApiState>, request: HttpRequest) -> HttpRespon
     };
     match serde_json::to_vec(&comparison) {
         Ok(body) => json(StatusCode::OK, body),
-        Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "internal", "comparison failed"),
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "comparison failed",
+        ),
     }
 }

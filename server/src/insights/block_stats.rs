@@ -65,7 +65,10 @@ impl BlockStats {
 
     /// The index of `key` in [`Self::keys`].
     pub fn key_index(&self, key: &str) -> Option<u32> {
-        self.keys.iter().position(|known| known == key).map(|index| index as u32)
+        self.keys
+            .iter()
+            .position(|known| known == key)
+            .map(|index| index as u32)
     }
 }
 
@@ -138,8 +141,8 @@ impl<'a> BlockStatsBuilder<'a> {
             Some(cost) => self.cost_sum += cost,
             None => self.every_tx_has_cost = false,
         }
-        let signers: Vec<u32> = facts.signers.iter().map(|key| self.intern(key)).collect();
-        let mut writable: Vec<u32> = facts.writable.iter().map(|key| self.intern(key)).collect();
+        let signers: Vec<u32> = facts.signers.iter().map(|&key| self.intern(key)).collect();
+        let mut writable: Vec<u32> = facts.writable.iter().map(|&key| self.intern(key)).collect();
         writable.sort_unstable();
         writable.dedup();
         for &account in &writable {

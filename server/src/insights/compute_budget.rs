@@ -93,7 +93,10 @@ mod tests {
         request.note(&[3, 1, 2]);
         request.note(&[]);
         assert_eq!(request.priority_fee(), 0);
-        let programs = [programs::COMPUTE_BUDGET_PROGRAM, "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"];
+        let programs = [
+            programs::COMPUTE_BUDGET_PROGRAM,
+            "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+        ];
         assert_eq!(request.unit_limit(programs.into_iter()), 203_000);
         let many = std::iter::repeat_n("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", 10);
         assert_eq!(default_unit_limit(many), 1_400_000);

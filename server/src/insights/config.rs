@@ -97,7 +97,9 @@ fn duration_slots(duration: Duration) -> u64 {
 /// Parses a retention such as `7d`, `12h`, `30m`, `90s` (a bare number is seconds).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let number: u64 = number
         .parse()
@@ -108,7 +110,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "m" => 60,
         "h" => 3_600,
         "d" => 86_400,
-        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use ms, s, m, h or d)")),
+        _ => {
+            return Err(format!(
+                "`{text}`: unknown unit `{unit}` (use ms, s, m, h or d)"
+            ));
+        }
     };
     number
         .checked_mul(seconds)

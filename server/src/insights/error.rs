@@ -9,10 +9,15 @@ pub enum InsightsError {
         #[source]
         source: serde_json::Error,
     },
-    #[error("transaction {index} of slot {slot} is malformed (index outside its keys or bad wire bytes)")]
+    #[error(
+        "transaction {index} of slot {slot} is malformed (index outside its keys or bad wire bytes)"
+    )]
     MalformedTransaction { slot: u64, index: usize },
     #[error("upstream request {method} failed: {reason}")]
-    UpstreamTransport { method: &'static str, reason: String },
+    UpstreamTransport {
+        method: &'static str,
+        reason: String,
+    },
     #[error("upstream answered {method} with JSON-RPC error {code}: {message}")]
     UpstreamRpc {
         method: &'static str,
@@ -20,7 +25,10 @@ pub enum InsightsError {
         message: String,
     },
     #[error("upstream answer to {method} does not parse: {reason}")]
-    UpstreamResponse { method: &'static str, reason: String },
+    UpstreamResponse {
+        method: &'static str,
+        reason: String,
+    },
     #[error("insights store: {0}")]
     Store(String),
     #[error("stored record at slot {slot} does not decode: {reason}")]

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use super::block_stats::BlockStats;
 use super::config::Limits;
 use super::programs;
-use super::responses::{
-    CongestionFactors, FeeLevels, SlotRange, TopProgram, WalletFigures,
-};
+use super::responses::{CongestionFactors, FeeLevels, SlotRange, TopProgram, WalletFigures};
 
 /// Fee levels: name, percentile, landing probability.
 pub const FEE_LEVELS: [(&str, u64, f64); 4] = [
@@ -32,7 +30,11 @@ pub fn nearest_rank(sorted: &[u64], p: u64) -> u64 {
 
 /// `part / whole`, 0 when `whole` is 0.
 fn share(part: u64, whole: u64) -> f64 {
-    if whole == 0 { 0.0 } else { part as f64 / whole as f64 }
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
 }
 
 /// Everything the live endpoints serve about one window (except per-account and per-wallet
@@ -93,7 +95,7 @@ pub fn window_figures(blocks: &[Arc<BlockStats>], limits: &Limits) -> Option<Win
             succeeded += u64::from(tx.ok);
         }
         for program in &block.programs {
-            let entry = programs.entry(&program.program_id).or_default();
+            let entry = programs.entry(program.program_id.as_str()).or_default();
             entry.0 += u64::from(program.tx_count);
             entry.1 += program.compute_units;
         }

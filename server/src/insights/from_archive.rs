@@ -5,7 +5,9 @@
 use archive::Block;
 use decoder::transaction::{MessageVersion, parse_transaction_exact};
 
-use super::block_stats::{BlockStats, BlockStatsBuilder, TxFacts, is_writable_static, push_distinct};
+use super::block_stats::{
+    BlockStats, BlockStatsBuilder, TxFacts, is_writable_static, push_distinct,
+};
 use super::compute_budget::BudgetRequest;
 use super::error::InsightsError;
 use super::programs;
@@ -42,12 +44,26 @@ pub fn stats_from_archive_block(block: &Block) -> Result<BlockStats, InsightsErr
         let encode = |bytes: &[u8]| bs58::encode(bytes).into_string();
         let meta = transaction.meta.as_ref();
         keys.push(TxKeys {
-            static_keys: view.static_account_keys().iter().map(|key| encode(key)).collect(),
+            static_keys: view
+                .static_account_keys()
+                .iter()
+                .map(|key| encode(key))
+                .collect(),
             loaded_writable: meta
-                .map(|meta| meta.loaded_writable_addresses.iter().map(|key| encode(key)).collect())
+                .map(|meta| {
+                    meta.loaded_writable_addresses
+                        .iter()
+                        .map(|key| encode(key))
+                        .collect()
+                })
                 .unwrap_or_default(),
             loaded_readonly: meta
-                .map(|meta| meta.loaded_readonly_addresses.iter().map(|key| encode(key)).collect())
+                .map(|meta| {
+                    meta.loaded_readonly_addresses
+                        .iter()
+                        .map(|key| encode(key))
+                        .collect()
+                })
                 .unwrap_or_default(),
         });
     }
@@ -69,7 +85,10 @@ fn tx_facts<'a>(
     keys: &'a TxKeys,
 ) -> Option<TxFacts<'a>> {
     let program_of = |index: u8| keys.static_keys.get(usize::from(index)).map(String::as_str);
-    if view.version() == MessageVersion::Legacy && view.signature_count() <= 2 && view.instruction_count() == 1 {
+    if view.version() == MessageVersion::Legacy
+        && view.signature_count() <= 2
+        && view.instruction_count() == 1
+    {
         let only = view.instructions().next()?;
         if program_of(only.program_id_index) == Some(programs::VOTE_PROGRAM) {
             return Some(TxFacts {
@@ -82,7 +101,12 @@ fn tx_facts<'a>(
     let required = usize::from(header.num_required_signatures);
     let key_count = keys.static_keys.len();
     let mut facts = TxFacts {
-        signers: keys.static_keys.iter().take(required).map(String::as_str).collect(),
+        signers: keys
+            .static_keys
+            .iter()
+            .take(required)
+            .map(String::as_str)
+            .collect(),
         ok: true,
         ..TxFacts::default()
     };
@@ -94,7 +118,7 @@ fn tx_facts<'a>(
             usize::from(header.num_readonly_signed_accounts),
             usize::from(header.num_readonly_unsigned_accounts),
         ) {
-            facts.writable.push(key);
+            facts.writable.push(key.as_str());
         }
     }
     let mut budget = BudgetRequest::default();
@@ -113,8 +137,14 @@ fn tx_facts<'a>(
         facts.ok = meta.err.is_none();
         facts.units_consumed = meta.compute_units_consumed;
         facts.cost_units = meta.cost_units;
-        facts.writable.extend(keys.loaded_writable.iter().map(String::as_str));
-        for instruction in meta.inner_instructions.iter().flat_map(|group| &group.instructions) {
+        facts
+            .writable
+            .extend(keys.loaded_writable.iter().map(String::as_str));
+        for instruction in meta
+            .inner_instructions
+            .iter()
+            .flat_map(|group| &group.instructions)
+        {
             let program = keys.get(instruction.program_id_index as usize)?;
             push_distinct(&mut facts.programs, program);
         }

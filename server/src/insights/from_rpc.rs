@@ -5,7 +5,9 @@
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::block_stats::{BlockStats, BlockStatsBuilder, TxFacts, is_writable_static, push_distinct};
+use super::block_stats::{
+    BlockStats, BlockStatsBuilder, TxFacts, is_writable_static, push_distinct,
+};
 use super::compute_budget::BudgetRequest;
 use super::error::InsightsError;
 use super::programs;
@@ -99,14 +101,17 @@ struct RpcInnerInstruction {
 
 /// Statistics of the block in `slot` from its getBlock `result` object.
 pub fn stats_from_block_json(slot: u64, result: &[u8]) -> Result<BlockStats, InsightsError> {
-    let block: RpcBlock<'_> =
-        serde_json::from_slice(result).map_err(|source| InsightsError::BlockJson { slot, source })?;
+    let block: RpcBlock<'_> = serde_json::from_slice(result)
+        .map_err(|source| InsightsError::BlockJson { slot, source })?;
     stats_from_rpc_block(slot, &block)
 }
 
 /// Statistics from the `result` of a getBlock JSON-RPC response given as a whole envelope
 /// (`{"jsonrpc":"2.0","result":{...},"id":..}`), parsed in one pass.
-pub(crate) fn stats_from_envelope(slot: u64, body: &[u8]) -> Result<Option<BlockStats>, InsightsError> {
+pub(crate) fn stats_from_envelope(
+    slot: u64,
+    body: &[u8],
+) -> Result<Option<BlockStats>, InsightsError> {
     #[derive(Deserialize)]
     struct Envelope<'a> {
         #[serde(borrow, default)]
@@ -132,7 +137,8 @@ fn stats_from_rpc_block(slot: u64, block: &RpcBlock<'_>) -> Result<BlockStats, I
 fn tx_facts<'a>(entry: &RpcTxEntry<'a>) -> Option<TxFacts<'a>> {
     let message = &entry.transaction.message;
     let keys = &message.account_keys;
-    let program_of = |instruction: &RpcInstruction<'a>| keys.get(instruction.program_id_index).copied();
+    let program_of =
+        |instruction: &RpcInstruction<'a>| keys.get(instruction.program_id_index).copied();
     let is_legacy = message.address_table_lookups.is_none();
     if is_legacy
         && entry.transaction.signatures.len() <= 2
@@ -146,11 +152,15 @@ fn tx_facts<'a>(entry: &RpcTxEntry<'a>) -> Option<TxFacts<'a>> {
     }
     let header = &message.header;
     let mut facts = TxFacts {
-        signers: keys.iter().take(header.num_required_signatures).copied().collect(),
+        signers: keys
+            .iter()
+            .take(header.num_required_signatures)
+            .copied()
+            .collect(),
         ok: true,
         ..TxFacts::default()
     };
-    for (index, key) in keys.iter().enumerate() {
+    for (index, &key) in keys.iter().enumerate() {
         if is_writable_static(
             index,
             keys.len(),
@@ -180,10 +190,11 @@ fn tx_facts<'a>(entry: &RpcTxEntry<'a>) -> Option<TxFacts<'a>> {
         facts.ok = meta.err.is_none();
         facts.units_consumed = meta.compute_units_consumed;
         facts.cost_units = meta.cost_units;
-        let (loaded_writable, loaded_readonly): (&[&str], &[&str]) = match &meta.loaded_addresses {
-            Some(loaded) => (&loaded.writable, &loaded.readonly),
-            None => (&[], &[]),
-        };
+        let (loaded_writable, loaded_readonly): (&[&'a str], &[&'a str]) =
+            match &meta.loaded_addresses {
+                Some(loaded) => (&loaded.writable, &loaded.readonly),
+                None => (&[], &[]),
+            };
         facts.writable.extend_from_slice(loaded_writable);
         if let Some(inner) = &meta.inner_instructions {
             for instruction in inner.iter().flat_map(|group| &group.instructions) {
@@ -192,7 +203,7 @@ fn tx_facts<'a>(entry: &RpcTxEntry<'a>) -> Option<TxFacts<'a>> {
                     .get(index)
                     .or_else(|| loaded_writable.get(index - keys.len()))
                     .or_else(|| loaded_readonly.get(index - keys.len() - loaded_writable.len()))?;
-                push_distinct(&mut facts.programs, program);
+                push_distinct(&mut facts.programs, *program);
             }
         }
     }

@@ -31,11 +31,18 @@ pub struct Ingest {
 impl Ingest {
     /// Restores the window and the cursor from the store and publishes the window if full.
     pub fn new(shared: Arc<Shared>, config: InsightsConfig) -> Result<Self, InsightsError> {
-        let upstream = Upstream::new(&config.upstream, config.request_timeout, config.max_response_bytes);
+        let upstream = Upstream::new(
+            &config.upstream,
+            config.request_timeout,
+            config.max_response_bytes,
+        );
         let cursor = shared.store.cursor()?;
         let mut window = Window::new(config.limits.window_blocks);
         if let Some(cursor) = cursor {
-            for stats in shared.store.blocks_up_to(cursor, config.limits.window_blocks)? {
+            for stats in shared
+                .store
+                .blocks_up_to(cursor, config.limits.window_blocks)?
+            {
                 window.push(Arc::new(stats));
             }
         }
@@ -81,7 +88,10 @@ impl Ingest {
         let start = match self.cursor {
             // Too far behind to catch up within retention: restart near the tip (a gap, logged).
             Some(cursor) if tip.saturating_sub(cursor) > self.config.block_retention_slots() => {
-                warn!(cursor, tip, "insights ingest too far behind; skipping ahead");
+                warn!(
+                    cursor,
+                    tip, "insights ingest too far behind; skipping ahead"
+                );
                 self.window = Window::new(self.config.limits.window_blocks);
                 tip.saturating_sub(lookback)
             }
@@ -133,7 +143,11 @@ impl Ingest {
         if let Some(live) = live {
             self.shared.publish(Arc::new(live));
         }
-        tracing::debug!(slot, elapsed_us = started.elapsed().as_micros() as u64, "block accepted");
+        tracing::debug!(
+            slot,
+            elapsed_us = started.elapsed().as_micros() as u64,
+            "block accepted"
+        );
         self.since_prune += 1;
         if self.since_prune >= PRUNE_EVERY_BLOCKS {
             self.since_prune = 0;

@@ -29,17 +29,50 @@ const NAMED_PROGRAMS: [(&str, &str); 14] = [
     ("11111111111111111111111111111111", "System Program"),
     (VOTE_PROGRAM, "Vote Program"),
     (COMPUTE_BUDGET_PROGRAM, "Compute Budget Program"),
-    ("Stake11111111111111111111111111111111111111", "Stake Program"),
-    ("AddressLookupTab1e1111111111111111111111111", "Address Lookup Table Program"),
-    ("BPFLoaderUpgradeab1e11111111111111111111111", "BPF Upgradeable Loader"),
-    ("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "Token Program"),
-    ("TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb", "Token-2022 Program"),
-    ("ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL", "Associated Token Account Program"),
-    ("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr", "Memo Program"),
-    ("Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo", "Memo Program v1"),
-    ("KeccakSecp256k11111111111111111111111111111", "Secp256k1 Program"),
-    ("Ed25519SigVerify111111111111111111111111111", "Ed25519 Program"),
-    ("Sysvar1nstructions1111111111111111111111111", "Instructions Sysvar"),
+    (
+        "Stake11111111111111111111111111111111111111",
+        "Stake Program",
+    ),
+    (
+        "AddressLookupTab1e1111111111111111111111111",
+        "Address Lookup Table Program",
+    ),
+    (
+        "BPFLoaderUpgradeab1e11111111111111111111111",
+        "BPF Upgradeable Loader",
+    ),
+    (
+        "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+        "Token Program",
+    ),
+    (
+        "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
+        "Token-2022 Program",
+    ),
+    (
+        "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL",
+        "Associated Token Account Program",
+    ),
+    (
+        "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
+        "Memo Program",
+    ),
+    (
+        "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
+        "Memo Program v1",
+    ),
+    (
+        "KeccakSecp256k11111111111111111111111111111",
+        "Secp256k1 Program",
+    ),
+    (
+        "Ed25519SigVerify111111111111111111111111111",
+        "Ed25519 Program",
+    ),
+    (
+        "Sysvar1nstructions1111111111111111111111111",
+        "Instructions Sysvar",
+    ),
 ];
 
 /// Name shown for a program the registry does not know.
@@ -82,9 +115,15 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(program_name(COMPUTE_BUDGET_PROGRAM), "Compute Budget Program");
+        assert_eq!(
+            program_name(COMPUTE_BUDGET_PROGRAM),
+            "Compute Budget Program"
+        );
         assert_eq!(program_name(DexProgram::AlphaFun.mainnet_id()), "ALPHA_FUN");
         assert_eq!(program_name(DELTA_MAINNET_ID), "DELTA");
-        assert_eq!(program_name("So11111111111111111111111111111111111111112"), "unknown");
+        assert_eq!(
+            program_name("So11111111111111111111111111111111111111112"),
+            "unknown"
+        );
     }
 }

@@ -32,7 +32,10 @@ pub struct Query {
 impl Query {
     pub fn parse(query: &str) -> Result<Self, BadParameter> {
         if query.len() > MAX_QUERY_BYTES {
-            return Err(BadParameter::new("query", format!("longer than {MAX_QUERY_BYTES} bytes")));
+            return Err(BadParameter::new(
+                "query",
+                format!("longer than {MAX_QUERY_BYTES} bytes"),
+            ));
         }
         let mut pairs = Vec::new();
         for part in query.split('&').filter(|part| !part.is_empty()) {
@@ -55,9 +58,12 @@ impl Query {
         let value = self
             .get(name)
             .ok_or_else(|| BadParameter::new(name, "required (an integer slot)"))?;
-        value
-            .parse()
-            .map_err(|_| BadParameter::new(name, format!("`{}` is not an unsigned integer", shorten(value))))
+        value.parse().map_err(|_| {
+            BadParameter::new(
+                name,
+                format!("`{}` is not an unsigned integer", shorten(value)),
+            )
+        })
     }
 
     /// A required base58 public key, returned in canonical form.
@@ -66,7 +72,10 @@ impl Query {
             .get(name)
             .ok_or_else(|| BadParameter::new(name, "required (a base58 public key)"))?;
         canonical_key(value).ok_or_else(|| {
-            BadParameter::new(name, format!("`{}` is not a base58 32-byte public key", shorten(value)))
+            BadParameter::new(
+                name,
+                format!("`{}` is not a base58 32-byte public key", shorten(value)),
+            )
         })
     }
 }
@@ -137,11 +146,15 @@ mod tests {
 
     #[test]
     fn parameters() {
-        let query = Query::parse("from=5&to=x&wallet=11111111111111111111111111111111&from=9").unwrap();
+        let query =
+            Query::parse("from=5&to=x&wallet=11111111111111111111111111111111&from=9").unwrap();
         assert_eq!(query.u64("from"), Ok(5));
         assert_eq!(query.u64("to").unwrap_err().name, "to");
         assert_eq!(query.u64("missing").unwrap_err().name, "missing");
-        assert_eq!(query.key("wallet").unwrap(), "11111111111111111111111111111111");
+        assert_eq!(
+            query.key("wallet").unwrap(),
+            "11111111111111111111111111111111"
+        );
         assert!(canonical_key("1111111111111111111111111111111").is_none());
         assert!(canonical_key("0OIl").is_none());
     }

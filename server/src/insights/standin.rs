@@ -48,7 +48,10 @@ impl StandinChain {
     pub fn new(first_slot: u64, blocks: Vec<Option<Vec<u8>>>, pace: Pace) -> Self {
         Self {
             first_slot,
-            blocks: blocks.into_iter().map(|block| block.map(Arc::from)).collect(),
+            blocks: blocks
+                .into_iter()
+                .map(|block| block.map(Arc::from))
+                .collect(),
             pace,
             started: Instant::now(),
             served: Mutex::new(VecDeque::new()),
@@ -111,7 +114,11 @@ impl StandinChain {
     /// When the getBlock answer for `slot` was last written out.
     pub fn served_at(&self, slot: u64) -> Option<Instant> {
         let served = self.served.lock().ok()?;
-        served.iter().rev().find(|(known, _)| *known == slot).map(|(_, at)| *at)
+        served
+            .iter()
+            .rev()
+            .find(|(known, _)| *known == slot)
+            .map(|(_, at)| *at)
     }
 
     fn note_served(&self, slot: u64) {
@@ -127,11 +134,21 @@ impl StandinChain {
     pub fn answer(&self, request: &Value) -> Vec<u8> {
         let id = request.get("id").cloned().unwrap_or(Value::Null);
         let params = request.get("params").and_then(Value::as_array);
-        let param = |index: usize| params.and_then(|params| params.get(index)).and_then(Value::as_u64);
-        let error = |code: i64, message: String| {
-            json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": id}).to_string().into_bytes()
+        let param = |index: usize| {
+            params
+                .and_then(|params| params.get(index))
+                .and_then(Value::as_u64)
         };
-        let result = |value: Value| json!({"jsonrpc": "2.0", "result": value, "id": id}).to_string().into_bytes();
+        let error = |code: i64, message: String| {
+            json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": id})
+                .to_string()
+                .into_bytes()
+        };
+        let result = |value: Value| {
+            json!({"jsonrpc": "2.0", "result": value, "id": id})
+                .to_string()
+                .into_bytes()
+        };
         match request.get("method").and_then(Value::as_str) {
             Some("getSlot") => result(json!(self.tip())),
             Some("getBlocks") => match (param(0), param(1)) {
@@ -160,7 +177,9 @@ impl StandinChain {
                     }
                     Some(None) => error(
                         -32007,
-                        format!("Slot {slot} was skipped, or missing due to ledger jump to recent snapshot"),
+                        format!(
+                            "Slot {slot} was skipped, or missing due to ledger jump to recent snapshot"
+                        ),
                     ),
                     None => error(-32004, format!("Block not available for slot {slot}")),
                 }
@@ -225,11 +244,14 @@ fn accept_loop(listener: &TcpListener, chain: &Arc<StandinChain>, shutdown: &Arc
                     continue;
                 }
                 open.fetch_add(1, Ordering::AcqRel);
-                let (chain, shutdown, open) = (Arc::clone(chain), Arc::clone(shutdown), Arc::clone(&open));
-                let spawned = std::thread::Builder::new().name("standin-conn".into()).spawn(move || {
-                    let _ = serve_connection(stream, &chain, &shutdown);
-                    open.fetch_sub(1, Ordering::AcqRel);
-                });
+                let (chain, shutdown, open) =
+                    (Arc::clone(chain), Arc::clone(shutdown), Arc::clone(&open));
+                let spawned = std::thread::Builder::new()
+                    .name("standin-conn".into())
+                    .spawn(move || {
+                        let _ = serve_connection(stream, &chain, &shutdown);
+                        open.fetch_sub(1, Ordering::AcqRel);
+                    });
                 if spawned.is_err() {
                     std::thread::sleep(Duration::from_millis(10));
                 }
@@ -239,7 +261,11 @@ fn accept_loop(listener: &TcpListener, chain: &Arc<StandinChain>, shutdown: &Arc
     }
 }
 
-fn serve_connection(stream: TcpStream, chain: &StandinChain, shutdown: &AtomicBool) -> std::io::Result<()> {
+fn serve_connection(
+    stream: TcpStream,
+    chain: &StandinChain,
+    shutdown: &AtomicBool,
+) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(Duration::from_millis(200)))?;
     stream.set_nodelay(true)?;
@@ -250,7 +276,12 @@ fn serve_connection(stream: TcpStream, chain: &StandinChain, shutdown: &AtomicBo
         match reader.read_line(&mut line) {
             Ok(0) => return Ok(()),
             Ok(_) => {}
-            Err(error) if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
                 continue;
             }
             Err(error) => return Err(error),
@@ -275,7 +306,9 @@ fn serve_connection(stream: TcpStream, chain: &StandinChain, shutdown: &AtomicBo
             }
         }
         if length > MAX_BODY_BYTES {
-            writer.write_all(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+            writer.write_all(
+                b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            )?;
             return Ok(());
         }
         let mut body = vec![0u8; length];
@@ -284,7 +317,8 @@ fn serve_connection(stream: TcpStream, chain: &StandinChain, shutdown: &AtomicBo
             Ok(request) => ("200 OK", chain.answer(&request)),
             Err(_) => (
                 "200 OK",
-                br#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}"#.to_vec(),
+                br#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}"#
+                    .to_vec(),
             ),
         };
         let head = format!(
@@ -296,7 +330,10 @@ fn serve_connection(stream: TcpStream, chain: &StandinChain, shutdown: &AtomicBo
         writer.flush()?;
         if let Ok(request) = serde_json::from_slice::<Value>(&body)
             && request.get("method").and_then(Value::as_str) == Some("getBlock")
-            && let Some(slot) = request.get("params").and_then(|params| params.get(0)).and_then(Value::as_u64)
+            && let Some(slot) = request
+                .get("params")
+                .and_then(|params| params.get(0))
+                .and_then(Value::as_u64)
         {
             chain.note_served(slot);
         }

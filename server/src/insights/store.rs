@@ -61,7 +61,10 @@ fn decode(slot: u64, bytes: &[u8]) -> Result<BlockStats, InsightsError> {
 impl Store {
     /// Opens (or creates) the store at `path`, creating its parent directory.
     pub fn open(path: &Path) -> Result<Self, InsightsError> {
-        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        if let Some(parent) = path
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+        {
             std::fs::create_dir_all(parent)
                 .map_err(|error| InsightsError::Store(format!("{}: {error}", parent.display())))?;
         }
@@ -82,7 +85,11 @@ impl Store {
     }
 
     /// Writes blocks (and their snapshots) and, when given, moves the cursor, atomically.
-    pub fn write(&self, records: &[BlockRecord<'_>], cursor: Option<u64>) -> Result<(), InsightsError> {
+    pub fn write(
+        &self,
+        records: &[BlockRecord<'_>],
+        cursor: Option<u64>,
+    ) -> Result<(), InsightsError> {
         let txn = self.db.begin_write()?;
         {
             let mut blocks = txn.open_table(BLOCKS)?;
@@ -103,7 +110,11 @@ impl Store {
     }
 
     /// The newest `count` blocks at or below `max_slot`, oldest first.
-    pub fn blocks_up_to(&self, max_slot: u64, count: usize) -> Result<Vec<BlockStats>, InsightsError> {
+    pub fn blocks_up_to(
+        &self,
+        max_slot: u64,
+        count: usize,
+    ) -> Result<Vec<BlockStats>, InsightsError> {
         let txn = self.db.begin_read()?;
         let blocks = txn.open_table(BLOCKS)?;
         let mut found = Vec::with_capacity(count);
@@ -149,8 +160,10 @@ impl Store {
     /// Deletes block statistics below `blocks_below` and snapshots below `snapshots_below`.
     pub fn prune(&self, blocks_below: u64, snapshots_below: u64) -> Result<(), InsightsError> {
         let txn = self.db.begin_write()?;
-        txn.open_table(BLOCKS)?.retain_in(..blocks_below, |_, _| false)?;
-        txn.open_table(SNAPSHOTS)?.retain_in(..snapshots_below, |_, _| false)?;
+        txn.open_table(BLOCKS)?
+            .retain_in(..blocks_below, |_, _| false)?;
+        txn.open_table(SNAPSHOTS)?
+            .retain_in(..snapshots_below, |_, _| false)?;
         txn.commit()?;
         Ok(())
     }

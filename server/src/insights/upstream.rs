@@ -57,8 +57,13 @@ impl Upstream {
         }
     }
 
-    fn call(&self, method: &'static str, params: serde_json::Value) -> Result<Vec<u8>, InsightsError> {
-        let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    fn call(
+        &self,
+        method: &'static str,
+        params: serde_json::Value,
+    ) -> Result<Vec<u8>, InsightsError> {
+        let request =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let transport = |error: ureq::Error| InsightsError::UpstreamTransport {
             method,
             reason: error.to_string(),
@@ -147,10 +152,11 @@ pub fn block_from_response(slot: u64, body: &[u8]) -> Result<FetchedBlock, Insig
         #[serde(default)]
         error: Option<RpcError>,
     }
-    let parsed: ErrorOnly = serde_json::from_slice(body).map_err(|error| InsightsError::UpstreamResponse {
-        method: "getBlock",
-        reason: error.to_string(),
-    })?;
+    let parsed: ErrorOnly =
+        serde_json::from_slice(body).map_err(|error| InsightsError::UpstreamResponse {
+            method: "getBlock",
+            reason: error.to_string(),
+        })?;
     match parsed.error {
         Some(error) if matches!(error.code, SLOT_SKIPPED | LONG_TERM_STORAGE_SLOT_SKIPPED) => {
             Ok(FetchedBlock::Skipped)

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use archive::proto::{InnerInstruction, InnerInstructions, TransactionError, TransactionStatusMeta};
+use archive::proto::{
+    InnerInstruction, InnerInstructions, TransactionError, TransactionStatusMeta,
+};
 use archive::{
     ArchiveError, ArchiveStore, Block, SignatureInfo, SignatureQuery, SlotLookup, Transaction,
     TransactionInBlock,
@@ -42,7 +44,9 @@ pub fn assert_matches(actual: &Value, expected: &Value, what: &str) {
     match (actual, expected) {
         (Value::Object(a), Value::Object(e)) => {
             for (key, value) in e {
-                let inner = a.get(key).unwrap_or_else(|| panic!("{what}: missing `{key}` in {actual}"));
+                let inner = a
+                    .get(key)
+                    .unwrap_or_else(|| panic!("{what}: missing `{key}` in {actual}"));
                 assert_matches(inner, value, &format!("{what}.{key}"));
             }
         }
@@ -105,11 +109,23 @@ pub fn archive_block(slot: u64) -> Option<Block> {
                     .decode(tx["wire"].as_str().unwrap())
                     .unwrap(),
                 meta: Some(TransactionStatusMeta {
-                    err: meta["err"].as_str().map(|err| TransactionError { err: hex(err) }),
+                    err: meta["err"]
+                        .as_str()
+                        .map(|err| TransactionError { err: hex(err) }),
                     fee: meta["fee"].as_u64().unwrap(),
                     inner_instructions: inner,
-                    loaded_writable_addresses: meta["loaded_writable"].as_array().unwrap().iter().map(b58).collect(),
-                    loaded_readonly_addresses: meta["loaded_readonly"].as_array().unwrap().iter().map(b58).collect(),
+                    loaded_writable_addresses: meta["loaded_writable"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(b58)
+                        .collect(),
+                    loaded_readonly_addresses: meta["loaded_readonly"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(b58)
+                        .collect(),
                     compute_units_consumed: meta["compute_units_consumed"].as_u64(),
                     cost_units: meta["cost_units"].as_u64(),
                     ..TransactionStatusMeta::default()
@@ -138,10 +154,16 @@ pub struct MemoryArchive {
 impl MemoryArchive {
     /// Every fixture slot (skipped ones as `None`).
     pub fn from_fixtures() -> Self {
-        let chain: Value = serde_json::from_slice(&std::fs::read(fixtures().join("chain.json")).unwrap()).unwrap();
-        let (first, last) = (chain["first_slot"].as_u64().unwrap(), chain["last_slot"].as_u64().unwrap());
+        let chain: Value =
+            serde_json::from_slice(&std::fs::read(fixtures().join("chain.json")).unwrap()).unwrap();
+        let (first, last) = (
+            chain["first_slot"].as_u64().unwrap(),
+            chain["last_slot"].as_u64().unwrap(),
+        );
         Self {
-            blocks: (first..=last).map(|slot| (slot, archive_block(slot))).collect(),
+            blocks: (first..=last)
+                .map(|slot| (slot, archive_block(slot)))
+                .collect(),
         }
     }
 }
@@ -160,7 +182,10 @@ impl ArchiveStore for MemoryArchive {
     fn block_time(&self, _slot: u64) -> Result<SlotLookup<Option<i64>>, ArchiveError> {
         Ok(SlotLookup::NotHeld)
     }
-    fn transaction(&self, _signature: &[u8; 64]) -> Result<Option<TransactionInBlock>, ArchiveError> {
+    fn transaction(
+        &self,
+        _signature: &[u8; 64],
+    ) -> Result<Option<TransactionInBlock>, ArchiveError> {
         Ok(None)
     }
     fn signatures_for_address(
@@ -185,7 +210,10 @@ pub fn get(url: &str) -> (u16, Value) {
     let mut response = agent.get(url).call().unwrap();
     let status = response.status().as_u16();
     let body = response.body_mut().read_to_string().unwrap();
-    (status, serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {body}")))
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {body}")),
+    )
 }
 
 /// Polls until `done` holds (panics after `limit`).
@@ -199,5 +227,9 @@ pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
 
 /// A free loopback port.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
