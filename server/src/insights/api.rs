@@ -85,59 +85,72 @@ async fn openapi() -> HttpResponse {
     json(StatusCode::OK, OPENAPI)
 }
 
+/// A request refused before any work: becomes an error response.
+struct Refusal {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl Refusal {
+    fn respond(self) -> HttpResponse {
+        error(self.status, self.code, &self.message)
+    }
+}
+
 /// The shared state, or the 503 answer when insights are off.
-fn enabled(state: &ApiState) -> Result<&Arc<Shared>, HttpResponse> {
-    state.shared.as_ref().ok_or_else(|| {
-        error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "insights_disabled",
-            "insights are disabled: start `appliance run` with --upstream <URL>",
-        )
+fn enabled(state: &ApiState) -> Result<&Arc<Shared>, Refusal> {
+    state.shared.as_ref().ok_or_else(|| Refusal {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        code: "insights_disabled",
+        message: "insights are disabled: start `appliance run` with --upstream <URL>".into(),
     })
 }
 
 /// The full window, or the 503 answer while it is filling.
-fn live(state: &ApiState) -> Result<Arc<Live>, HttpResponse> {
+fn live(state: &ApiState) -> Result<Arc<Live>, Refusal> {
     let shared = enabled(state)?;
-    shared.live().ok_or_else(|| {
-        error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "window_not_full",
-            &format!(
-                "the {}-block window is not filled yet; retry shortly",
-                shared.limits.window_blocks
-            ),
-        )
+    shared.live().ok_or_else(|| Refusal {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        code: "window_not_full",
+        message: format!(
+            "the {}-block window is not filled yet; retry shortly",
+            shared.limits.window_blocks
+        ),
     })
 }
 
-fn parse(request: &HttpRequest, code: &str) -> Result<Query, HttpResponse> {
-    Query::parse(request.query_string()).map_err(|bad| bad_parameter(code, &bad))
+fn parse(request: &HttpRequest, code: &'static str) -> Result<Query, Refusal> {
+    Query::parse(request.query_string()).map_err(|bad| Refusal {
+        status: StatusCode::BAD_REQUEST,
+        code,
+        message: bad.message(),
+    })
 }
 
 async fn block50(state: web::Data<ApiState>) -> HttpResponse {
     match live(&state) {
         Ok(live) => json(StatusCode::OK, live.snapshot.clone()),
-        Err(response) => response,
+        Err(refusal) => refusal.respond(),
     }
 }
 
 async fn congestion(state: web::Data<ApiState>) -> HttpResponse {
     match live(&state) {
         Ok(live) => json(StatusCode::OK, live.congestion.clone()),
-        Err(response) => response,
+        Err(refusal) => refusal.respond(),
     }
 }
 
 async fn history(state: web::Data<ApiState>, request: HttpRequest) -> HttpResponse {
     let shared = match enabled(&state) {
         Ok(shared) => Arc::clone(shared),
-        Err(response) => return response,
+        Err(refusal) => return refusal.respond(),
     };
     let code = "invalid_range";
     let query = match parse(&request, code) {
         Ok(query) => query,
-        Err(response) => return response,
+        Err(refusal) => return refusal.respond(),
     };
     let (from, to) = match (query.u64("from"), query.u64("to")) {
         (Ok(from), Ok(to)) => (from, to),
@@ -192,7 +205,7 @@ async fn fees(state: web::Data<ApiState>, request: HttpRequest) -> HttpResponse 
     let code = "invalid_parameter";
     let query = match parse(&request, code) {
         Ok(query) => query,
-        Err(response) => return response,
+        Err(refusal) => return refusal.respond(),
     };
     let allowed = || FEE_LEVELS.map(|(name, _, _)| name).join(", ");
     let level_index = match query.get("level") {
@@ -222,7 +235,7 @@ async fn fees(state: web::Data<ApiState>, request: HttpRequest) -> HttpResponse 
     };
     let live = match live(&state) {
         Ok(live) => live,
-        Err(response) => return response,
+        Err(refusal) => return refusal.respond(),
     };
     let Some(accounts) = accounts else {
         return json(StatusCode::OK, live.fees[level_index].clone());
@@ -272,7 +285,7 @@ async fn compare(state: web::Data<ApiState>, request: HttpRequest) -> HttpRespon
     let code = "invalid_parameter";
     let query = match parse(&request, code) {
         Ok(query) => query,
-        Err(response) => return response,
+        Err(refusal) => return refusal.respond(),
     };
     let (wallet, against) = match (query.key("wallet"), query.key("against")) {
         (Ok(wallet), Ok(against)) => (wallet, against),
@@ -280,7 +293,7 @@ async fn compare(state: web::Data<ApiState>, request: HttpRequest) -> HttpRespon
     };
     let live = match live(&state) {
         Ok(live) => live,
-        Err(response) => return response,
+        Err(refusal) => return refusal.respond(),
     };
     let comparison = Comparison {
         wallet: wallet_figures(&live.blocks, &wallet),

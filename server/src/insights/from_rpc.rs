@@ -203,7 +203,7 @@ fn tx_facts<'a>(entry: &RpcTxEntry<'a>) -> Option<TxFacts<'a>> {
                     .get(index)
                     .or_else(|| loaded_writable.get(index - keys.len()))
                     .or_else(|| loaded_readonly.get(index - keys.len() - loaded_writable.len()))?;
-                push_distinct(&mut facts.programs, *program);
+                push_distinct(&mut facts.programs, program);
             }
         }
     }
