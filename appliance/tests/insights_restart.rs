@@ -94,12 +94,17 @@ fn sigkill_mid_ingest_then_restart_keeps_history_whole() {
     let http = free_port();
     let base = format!("http://127.0.0.1:{http}");
 
-    let mut first = spawn(http, Some(&standin.url()), &db);
-    wait_for(Duration::from_secs(60), "20 snapshots", || {
-        history_ends(&base).len() >= 20
-    });
-    first.kill().unwrap(); // SIGKILL, while the tip keeps moving and the ingest keeps fetching
-    first.wait().unwrap();
+    // Three SIGKILLs while the tip keeps moving and the ingest keeps fetching, at different
+    // points of its cycle (each after a few more snapshots).
+    let mut seen = 0;
+    for round in 0..3 {
+        let mut process = spawn(http, Some(&standin.url()), &db);
+        let want = seen + 10 + 7 * round;
+        wait_for(Duration::from_secs(60), "more snapshots", || history_ends(&base).len() >= want);
+        seen = history_ends(&base).len();
+        process.kill().unwrap();
+        process.wait().unwrap();
+    }
     let killed_at_tip = standin.chain.tip();
 
     let mut second = spawn(http, Some(&standin.url()), &db);

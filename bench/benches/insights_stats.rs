@@ -3,6 +3,8 @@
 //! each non-vote transaction given 24 log lines as mainnet transactions carry, until the block's
 //! JSON reaches 4 MiB.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark: failing loudly is the point.
+
 use std::hint::black_box;
 use std::path::PathBuf;
 

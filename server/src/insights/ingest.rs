@@ -1,6 +1,6 @@
 //! Block ingest from the upstream validator: follows the confirmed tip by polling `getSlot` and
-//! `getBlocks`, fetches each produced block with `getBlock`, computes its statistics once, writes
-//! them (with the window's snapshot and the cursor) to the store, then publishes the new window.
+//! `getBlocks`, fetches each produced block with `getBlock`, computes its statistics once,
+//! publishes the new window, then writes block, snapshot and cursor to the store.
 //! Runs on its own thread until the shutdown flag is raised.
 
 use std::sync::Arc;
@@ -123,7 +123,9 @@ impl Ingest {
         Ok(true)
     }
 
-    /// Adds one fetched block: window, store (block, snapshot, cursor in one commit), publish.
+    /// Adds one fetched block: window, publish, then store (block, snapshot, cursor in one
+    /// commit). Publishing first keeps the fsync out of the freshness path; a crash before the
+    /// commit only means the block is fetched again, and a failed commit takes the block back out.
     fn accept(&mut self, stats: super::block_stats::BlockStats) -> Result<(), InsightsError> {
         let slot = stats.slot;
         let stats = Arc::new(stats);
@@ -131,17 +133,28 @@ impl Ingest {
         let live = self
             .window
             .push(Arc::clone(&stats))
-            .and_then(|blocks| Live::build(blocks, &self.shared.limits, SystemTime::now()));
+            .and_then(|blocks| Live::build(blocks, &self.shared.limits, SystemTime::now()))
+            .map(Arc::new);
+        if let Some(live) = &live {
+            self.shared.publish(Arc::clone(live));
+        }
         let record = BlockRecord {
             stats: &stats,
             snapshot: live.as_ref().map(|live| live.snapshot.as_ref()),
         };
         if let Err(error) = self.shared.store.write(&[record], Some(slot)) {
             self.window.pop_newest();
+            match self.window.full() {
+                Some(blocks) => {
+                    if let Some(previous) =
+                        Live::build(blocks, &self.shared.limits, SystemTime::now())
+                    {
+                        self.shared.publish(Arc::new(previous));
+                    }
+                }
+                None => self.shared.unpublish(),
+            }
             return Err(error);
-        }
-        if let Some(live) = live {
-            self.shared.publish(Arc::new(live));
         }
         tracing::debug!(
             slot,

@@ -131,6 +131,14 @@ impl Shared {
         }
     }
 
+    /// Withdraws the window (it is no longer full).
+    pub fn unpublish(&self) {
+        match self.live.write() {
+            Ok(mut guard) => *guard = None,
+            Err(poisoned) => *poisoned.into_inner() = None,
+        }
+    }
+
     pub fn publish(&self, live: Arc<Live>) {
         match self.live.write() {
             Ok(mut guard) => *guard = Some(live),
