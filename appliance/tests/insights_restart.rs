@@ -100,7 +100,9 @@ fn sigkill_mid_ingest_then_restart_keeps_history_whole() {
     for round in 0..3 {
         let mut process = spawn(http, Some(&standin.url()), &db);
         let want = seen + 10 + 7 * round;
-        wait_for(Duration::from_secs(60), "more snapshots", || history_ends(&base).len() >= want);
+        wait_for(Duration::from_secs(60), "more snapshots", || {
+            history_ends(&base).len() >= want
+        });
         seen = history_ends(&base).len();
         process.kill().unwrap();
         process.wait().unwrap();

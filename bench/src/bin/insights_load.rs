@@ -180,7 +180,12 @@ fn load(args: &[String]) {
     println!(
         "GET /v1/block50 at {rate} requests/s for {seconds} s over {connections} keep-alive connections (loopback)"
     );
-    print("latency from scheduled send (includes client lateness)", &total, "ms", 1e6);
+    print(
+        "latency from scheduled send (includes client lateness)",
+        &total,
+        "ms",
+        1e6,
+    );
     print("latency from actual send", &service, "ms", 1e6);
 }
 
