@@ -128,6 +128,8 @@ pub struct RunArgs {
     subscriber_queue: Option<usize>,
     #[command(flatten)]
     security: crate::security::SecurityArgs,
+    #[command(flatten)]
+    insights: InsightsArgs,
 }
 
 impl RunArgs {
@@ -188,6 +190,45 @@ impl RunArgs {
         Ok(config)
     }
 }
+
+// ---- insights (issue 8): `--upstream` enables the block ingest and the `/v1` API ----
+
+/// Insights flags of `appliance run` (used with `--upstream`).
+#[derive(clap::Args, Debug)]
+pub struct InsightsArgs {
+    /// Insights store file.
+    #[arg(long = "insights-db", default_value = "data/insights.redb")]
+    insights_db: PathBuf,
+    /// How long history snapshots are kept (e.g. 7d, 12h).
+    #[arg(long = "insights-retention", default_value = "7d", value_parser = server::insights::parse_duration)]
+    insights_retention: Duration,
+    /// How long full per-block statistics are kept (e.g. 1h).
+    #[arg(long = "insights-block-retention", default_value = "1h", value_parser = server::insights::parse_duration)]
+    insights_block_retention: Duration,
+    /// Pause between polls of the upstream's confirmed tip once caught up (e.g. 200ms).
+    #[arg(long = "insights-poll", default_value = "200ms", value_parser = server::insights::parse_duration)]
+    insights_poll: Duration,
+}
+
+/// Starts the insights ingest when `--upstream` is given; the `/v1` routes either way (503
+/// without an upstream).
+fn start_insights(
+    upstream: Option<&str>,
+    args: &InsightsArgs,
+) -> anyhow::Result<(server::http::HttpMount, Option<server::insights::Insights>)> {
+    let Some(upstream) = upstream else {
+        return Ok((server::insights::disabled_mount(), None));
+    };
+    let mut config = server::insights::InsightsConfig::new(upstream, &args.insights_db);
+    config.retention = args.insights_retention;
+    config.block_retention = args.insights_block_retention;
+    config.poll_interval = args.insights_poll;
+    let insights = server::insights::Insights::start(config)
+        .with_context(|| format!("starting insights (store {})", args.insights_db.display()))?;
+    info!(%upstream, store = %args.insights_db.display(), "insights ingest started");
+    Ok((insights.mount(), Some(insights)))
+}
+// ---- end insights ----
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let config = args.effective_config()?;
@@ -289,6 +330,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             text
         })
     };
+    let (insights_mount, insights) =
+        start_insights(config.archive.upstream.as_deref(), &args.insights)?;
+    http_options.mounts.push(insights_mount);
     let http = server::http::serve(
         config.http.address,
         render,
@@ -348,6 +392,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     drop(receive.attachments);
     http.join()
         .map_err(|_| anyhow::anyhow!("HTTP server panicked"))??;
+    if let Some(insights) = insights {
+        insights.stop();
+    }
     served
 }
 

@@ -14,6 +14,7 @@ pub mod delta_updates;
 pub mod fanout;
 pub mod filter;
 pub mod http;
+pub mod insights;
 pub mod rpc;
 pub mod stream_service;
 pub mod updates;
