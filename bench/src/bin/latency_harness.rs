@@ -27,7 +27,6 @@ use stream_proto::stream::stream_client::StreamClient;
 use stream_proto::stream::{
     ProgramFilter, ServerTiming, SubscribeRequest, SubscribeUpdate, subscribe_update::Update,
 };
-use tokio_stream::StreamExt;
 use tonic::transport::{Channel, Endpoint};
 
 /// Command line of the harness.
@@ -82,6 +81,9 @@ struct Args {
     /// Print a machine-readable JSON summary instead of the table.
     #[arg(long)]
     json: bool,
+    /// Also write the JSON summary to this file.
+    #[arg(long = "json-out")]
+    json_out: Option<PathBuf>,
     /// Print one markdown table row (used by `bench/latency.sh`).
     #[arg(long = "markdown-row")]
     markdown_row: bool,
@@ -107,6 +109,10 @@ fn main() -> anyhow::Result<()> {
         .build()
         .context("starting the harness runtime")?;
     let report = runtime.block_on(run(&args))?;
+    if let Some(path) = &args.json_out {
+        let json = serde_json::to_string_pretty(&report.to_json(&args))?;
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report.to_json(&args))?);
     } else if args.markdown_row {
@@ -198,16 +204,48 @@ async fn run(args: &Args) -> anyhow::Result<report::Report> {
         probe_updates_per_second: observed.updates as f64 / args.probe_seconds.max(1) as f64,
         window,
         cpu: cpu::Usage::between(&cpu_before, &cpu_after, window),
+        load_average: load_average(),
         metrics: appliance::metrics_delta(&metrics_before, &metrics_after),
     })
 }
 
-/// One HTTP/2 connection to the stream service.
+/// One HTTP/2 connection to the stream service, retried for a while: `/health` answers before
+/// the gRPC listener is bound.
 async fn connect(endpoint: &str) -> anyhow::Result<Channel> {
-    Endpoint::from_shared(endpoint.to_owned())?
-        .connect()
-        .await
-        .with_context(|| format!("connecting to {endpoint}"))
+    let endpoint = Endpoint::from_shared(endpoint.to_owned())?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match endpoint.connect().await {
+            Ok(channel) => return Ok(channel),
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(error) => {
+                return Err(error).with_context(|| format!("connecting to {}", endpoint.uri()));
+            }
+        }
+    }
+}
+
+/// The 1-, 5- and 15-minute load averages (`/proc/loadavg`): how busy the shared machine was.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| text.split(' ').take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// A request stream that sends `first` and stays open until the returned sender is dropped; then
+/// the call half-closes, and dropping the response as well cancels the call on the server.
+fn request_stream(
+    first: SubscribeRequest,
+) -> (
+    tokio_stream::wrappers::ReceiverStream<SubscribeRequest>,
+    tokio::sync::mpsc::Sender<SubscribeRequest>,
+) {
+    let (sender, receiver) = tokio::sync::mpsc::channel(1);
+    // A fresh channel of capacity 1 always has room for the first request.
+    let _ = sender.try_send(first);
+    (tokio_stream::wrappers::ReceiverStream::new(receiver), sender)
 }
 
 /// The server timing of a transaction or delta update.
@@ -397,7 +435,7 @@ mod probe {
             subscriptions: HashMap::new(),
             ping_id: None,
         };
-        let requests = tokio_stream::iter([request]).chain(tokio_stream::pending());
+        let (requests, keep_open) = request_stream(request);
         let mut updates = client.subscribe_decoded(requests).await?.into_inner();
         let mut signatures = HashSet::new();
         let mut observed = Observed {
@@ -440,6 +478,8 @@ mod probe {
                 .collect();
             observed.transactions.push(Seen { programs, keys });
         }
+        // Half-close, then drop the response: the server's session ends (RST_STREAM).
+        drop(keep_open);
         Ok(observed)
     }
 }
@@ -768,7 +808,7 @@ mod subscribers {
         let mut client = StreamClient::new(channel)
             .max_decoding_message_size(64 << 20)
             .max_encoding_message_size(64 << 20);
-        let requests = tokio_stream::iter([request]).chain(tokio_stream::pending());
+        let (requests, keep_open) = request_stream(request);
         let mut updates = match client.subscribe_decoded(requests).await {
             Ok(response) => response.into_inner(),
             Err(status) => {
@@ -810,6 +850,7 @@ mod subscribers {
                 histograms.record(timing, client_recv);
             }
         }
+        drop(keep_open);
         outcome
     }
 }
@@ -907,6 +948,7 @@ mod report {
         pub probe_updates_per_second: f64,
         pub window: Duration,
         pub cpu: cpu::Usage,
+        pub load_average: String,
         pub metrics: Vec<(String, f64)>,
     }
 
@@ -1002,6 +1044,11 @@ mod report {
                     .collect::<Vec<_>>(),
                 self.cpu.harness
             );
+            println!(
+                "machine load average at the end: {} ({} cores)",
+                self.load_average,
+                std::thread::available_parallelism().map_or(0, |n| n.get())
+            );
             println!("appliance counters over the window:");
             for (name, value) in &self.metrics {
                 println!("  {name} {value}");
@@ -1027,7 +1074,7 @@ mod report {
             };
             let (_, median, _, any, total) = self.per_subscriber();
             format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {:.2} / {:.2} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {:.2} / {:.2} | {} |",
                 args.subscribers,
                 args.rate,
                 s(stats::SERVER_TOTAL).count,
@@ -1043,6 +1090,7 @@ mod report {
                 self.dropped(),
                 self.cpu.appliance_total,
                 self.cpu.harness,
+                self.load_average,
             )
         }
 
@@ -1079,6 +1127,7 @@ mod report {
                 "ended": self.ended(),
                 "dropped": self.dropped(),
                 "cpu_cores": self.cpu,
+                "load_average": self.load_average,
                 "appliance_counters": self.metrics.iter().cloned().collect::<BTreeMap<_, _>>(),
             })
         }
