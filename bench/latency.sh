@@ -5,8 +5,13 @@
 # stdout (progress goes to stderr). Cells are microseconds "p50 / p99 / max".
 #
 # Environment: SECONDS_PER_RUN (default 20), SUBSCRIBERS ("1 100 1000"), RATES ("5000 100000"),
-# HARNESS_ARGS (extra harness flags, e.g. "--client-threads 2"), JSON_DIR (also write each run's
-# JSON summary there, as latency-<subscribers>-<rate>.json).
+# HARNESS_ARGS (extra harness flags, e.g. "--burst" or "--client-threads 2"), JSON_DIR (also write
+# each run's JSON summary there, as latency-<subscribers>-<rate>.json), AUTOGROUP_NICE (e.g. -10:
+# run each cell in its own session whose scheduler autogroup gets this nice value; root only).
+#
+# AUTOGROUP_NICE matters on a shared machine: with kernel.sched_autogroup_enabled=1 (the default)
+# CPU time is split between sessions first, so a plain `nice` does not lift the appliance above
+# builds running in other terminals. The appliance and the harness share the cell's group.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -29,9 +34,17 @@ for rate in $rates; do
             json=(--json-out "$JSON_DIR/latency-$n-$rate.json")
         fi
         # shellcheck disable=SC2086 # HARNESS_ARGS is a list of flags.
-        target/release/latency_harness --subscribers "$n" --rate "$rate" --seconds "$seconds" \
-            --markdown-row "${json[@]}" $extra
+        cell=(target/release/latency_harness --subscribers "$n" --rate "$rate"
+            --seconds "$seconds" --markdown-row "${json[@]}" $extra)
+        if [[ -n "${AUTOGROUP_NICE:-}" ]]; then
+            # shellcheck disable=SC2016 # $$ and $0 expand in the inner shell.
+            setsid --wait bash -c 'echo "$0" >"/proc/$$/autogroup" && exec "$@"' \
+                "$AUTOGROUP_NICE" "${cell[@]}"
+        else
+            "${cell[@]}"
+        fi
     done
 done
 echo
-echo "Machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(date -u +%Y-%m-%dT%H:%MZ)."
+echo "Machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
+    "autogroup nice ${AUTOGROUP_NICE:-unchanged}; harness flags '${extra}'; $(date -u +%Y-%m-%dT%H:%MZ)."

@@ -39,6 +39,9 @@ struct Args {
     /// Replay this capture instead of the appliance's bundled one (looped).
     #[arg(long)]
     replay: Option<PathBuf>,
+    /// Replay each FEC set as one burst (`appliance run --replay-burst`), the average rate kept.
+    #[arg(long)]
+    burst: bool,
     /// Subscriber streams to open.
     #[arg(long, default_value_t = 1)]
     subscribers: usize,
@@ -245,7 +248,10 @@ fn request_stream(
     let (sender, receiver) = tokio::sync::mpsc::channel(1);
     // A fresh channel of capacity 1 always has room for the first request.
     let _ = sender.try_send(first);
-    (tokio_stream::wrappers::ReceiverStream::new(receiver), sender)
+    (
+        tokio_stream::wrappers::ReceiverStream::new(receiver),
+        sender,
+    )
 }
 
 /// The server timing of a transaction or delta update.
@@ -295,9 +301,11 @@ mod appliance {
             if let Some(replay) = &args.replay {
                 command.arg("--replay").arg(replay).arg("--replay-loop");
             }
-            command
-                .args(["--replay-rate", &args.rate.to_string()])
-                .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()]);
+            command.args(["--replay-rate", &args.rate.to_string()]);
+            if args.burst {
+                command.arg("--replay-burst");
+            }
+            command.args(["--grpc", &grpc.to_string(), "--http", &http.to_string()]);
             if let Some(queue) = args.subscriber_queue {
                 command.args(["--subscriber-queue", &queue.to_string()]);
             }
@@ -340,7 +348,8 @@ mod appliance {
         /// The counters of `/metrics` (name with labels → value).
         pub async fn metrics(&self) -> anyhow::Result<HashMap<String, f64>> {
             let http = self.http;
-            let (status, body) = tokio::task::spawn_blocking(move || get(http, "/metrics")).await??;
+            let (status, body) =
+                tokio::task::spawn_blocking(move || get(http, "/metrics")).await??;
             if status != 200 {
                 bail!("/metrics answered {status}");
             }
@@ -1022,9 +1031,7 @@ mod report {
                     "streams ended early: {ended:?} (dropped = ResourceExhausted: {})",
                     self.dropped()
                 );
-                if let Some((code, message)) =
-                    self.outcomes.iter().find_map(|o| o.ended.as_ref())
-                {
+                if let Some((code, message)) = self.outcomes.iter().find_map(|o| o.ended.as_ref()) {
                     println!("  first: {code:?}: {message}");
                 }
             }
