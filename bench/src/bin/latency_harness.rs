@@ -993,11 +993,12 @@ mod report {
 
         pub fn print_table(&self, args: &Args) {
             println!(
-                "latency harness: {} subscribers on {} connections ({} started), replay {} shreds/s, window {:.1} s, {} filter keys in all",
+                "latency harness: {} subscribers on {} connections ({} started), replay {} shreds/s{}, window {:.1} s, {} filter keys in all",
                 args.subscribers,
                 self.connections,
                 self.started,
                 args.rate,
+                if args.burst { " in FEC-set bursts" } else { "" },
                 self.window.as_secs_f64(),
                 self.keys_total
             );
@@ -1080,10 +1081,12 @@ mod report {
                 format!("{:.0} / {:.0} / {:.0}", s.p50_us, s.p99_us, s.max_us)
             };
             let (_, median, _, any, total) = self.per_subscriber();
+            let pacing = if args.burst { " (burst)" } else { "" };
             format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {:.2} / {:.2} | {} |",
+                "| {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {:.2} / {:.2} | {} |",
                 args.subscribers,
                 args.rate,
+                pacing,
                 s(stats::SERVER_TOTAL).count,
                 cell(0),
                 cell(4),
@@ -1119,6 +1122,7 @@ mod report {
                 "started": self.started,
                 "connections": self.connections,
                 "rate_shreds_per_second": args.rate,
+                "burst_pacing": args.burst,
                 "window_seconds": self.window.as_secs_f64(),
                 "keys_total": self.keys_total,
                 "probe": {
