@@ -57,7 +57,8 @@ struct Args {
     /// Most account keys of one subscriber (log-uniform between min and max).
     #[arg(long = "keys-max", default_value_t = 1_000)]
     keys_max: usize,
-    /// Share of subscribers that also get keys seen in the replayed transactions (so they match).
+    /// Share of subscribers that also get keys seen in the replayed transactions (so they match);
+    /// ceil(N × share) of them, subscriber 0 first.
     #[arg(long = "matching-share", default_value_t = 0.2)]
     matching_share: f64,
     /// Real keys given to each matching subscriber.
@@ -111,7 +112,13 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the harness runtime")?;
-    let report = runtime.block_on(run(&args))?;
+    let report = runtime.block_on(async {
+        // On SIGINT or SIGTERM the run future is dropped, and with it the appliance child.
+        tokio::select! {
+            report = run(&args) => report,
+            () = interrupted() => bail!("interrupted; the appliance was stopped"),
+        }
+    })?;
     if let Some(path) = &args.json_out {
         let json = serde_json::to_string_pretty(&report.to_json(&args))?;
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
@@ -124,6 +131,23 @@ fn main() -> anyhow::Result<()> {
         report.print_table(&args);
     }
     Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM (never, when no handler can be installed).
+async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(mut interrupt), Ok(mut terminate)) => {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
 }
 
 async fn run(args: &Args) -> anyhow::Result<report::Report> {
@@ -557,7 +581,10 @@ mod filters {
                 ..Default::default()
             })
             .collect();
-        let matching = rng.unit() < args.matching_share;
+        // Exactly ceil(N × share) matching subscribers, spread evenly over the indices (so over
+        // the connections); subscriber 0 is one of them whenever the share is positive.
+        let share = args.matching_share;
+        let matching = ((index + 1) as f64 * share).ceil() > (index as f64 * share).ceil();
         let mut real = if matching {
             real_keys(observed, args.matching_keys, rng)
         } else {
