@@ -9,6 +9,8 @@ cargo test --workspace --all-targets
 bash scripts/python-client-test.sh
 # Clients that are not ours against the JSON-RPC archive: @solana/web3.js and solana-py.
 bash scripts/rpc-client-test.sh
+# The insights API under schemathesis (OpenAPI-driven random queries): never a 5xx.
+bash scripts/insights-fuzz.sh
 fuzz_seconds="${FUZZ_SECONDS:-20}"
 if [ "$fuzz_seconds" -gt 0 ] && [ -x scripts/fuzz.sh ]; then
   scripts/fuzz.sh "$fuzz_seconds"

@@ -100,6 +100,10 @@ pub struct RunArgs {
     /// Loop the replay forever.
     #[arg(long = "replay-loop")]
     replay_loop: bool,
+    /// Send each FEC set's shreds back to back (the set's first shred is paced, so the average
+    /// stays at --replay-rate), as a leader emits them, instead of one shred every 1/rate s.
+    #[arg(long = "replay-burst")]
+    replay_burst: bool,
     /// gRPC listen address [default: 127.0.0.1:9000].
     #[arg(long)]
     grpc: Option<SocketAddr>,
@@ -348,15 +352,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             None => BUNDLED_CAPTURE.iter().map(|bytes| bytes.to_vec()).collect(),
         };
-        let rate = config.replay.rate;
+        let pacing = Pacing {
+            rate: config.replay.rate,
+            per_fec_set: args.replay_burst,
+        };
         let shutdown = Arc::clone(&shutdown);
         std::thread::Builder::new()
             .name("replay".into())
             .spawn(move || {
                 let result = if looping {
-                    replay_loop(&captures, local, rate, &reslotter, &shutdown)
+                    replay_loop(&captures, local, pacing, &reslotter, &shutdown)
                 } else {
-                    replay(&captures, local, rate)
+                    replay(&captures, local, pacing)
                 };
                 match result {
                     Ok(sent) => info!(sent, "replay finished"),
@@ -505,7 +512,7 @@ async fn shutdown_signal() {
 fn replay_loop(
     captures: &[Vec<u8>],
     target: SocketAddr,
-    rate: u64,
+    pacing: Pacing,
     reslotter: &Reslotter,
     shutdown: &AtomicBool,
 ) -> anyhow::Result<u64> {
@@ -526,7 +533,7 @@ fn replay_loop(
         bail!("the replay capture is empty");
     };
     let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    let pacer = Pacer::new(rate);
+    let mut pacer = Pacer::new(pacing);
     let mut sent: u64 = 0;
     let mut previous = (first_slot.saturating_sub(1), [0u8; 32]);
     while !shutdown.load(Ordering::Acquire) {
@@ -539,7 +546,7 @@ fn replay_loop(
                 .reslot(shreds, slot, previous.0, &previous.1)
                 .with_context(|| format!("renumbering captured slot {captured}"))?;
             for shred in &renumbered.shreds {
-                pacer.wait(sent);
+                pacer.wait(sent, shred);
                 socket.send_to(shred, target)?;
                 sent += 1;
             }
@@ -552,39 +559,68 @@ fn replay_loop(
     Ok(sent)
 }
 
+/// How a replay spaces its datagrams.
+#[derive(Debug, Clone, Copy)]
+struct Pacing {
+    /// Shreds per second, on average.
+    rate: u64,
+    /// Pace only the first shred of each FEC set and send the rest of the set at once.
+    per_fec_set: bool,
+}
+
 /// Paces a send loop at a fixed rate: the `n`-th datagram goes out `n / rate` seconds after the
-/// start, so short stalls are caught up instead of accumulating.
+/// start, so short stalls are caught up instead of accumulating. In per-FEC-set mode only a
+/// datagram that starts a new FEC set waits for its due time; the rest of its set follows at once.
 struct Pacer {
     started: Instant,
-    rate: u64,
+    pacing: Pacing,
+    /// (slot, fec_set_index) of the previous datagram, in per-FEC-set mode.
+    current_set: Option<(u64, u32)>,
 }
 
 impl Pacer {
-    fn new(rate: u64) -> Self {
+    fn new(pacing: Pacing) -> Self {
         Self {
             started: Instant::now(),
-            rate,
+            pacing,
+            current_set: None,
         }
     }
 
-    /// Sleeps until datagram `sent` is due.
-    fn wait(&self, sent: u64) {
-        let due = Duration::from_nanos(sent.saturating_mul(1_000_000_000) / self.rate);
-        if let Some(wait) = due.checked_sub(self.started.elapsed()) {
+    /// Sleeps until datagram `sent` (the shred `payload`) is due.
+    fn wait(&mut self, sent: u64, payload: &[u8]) {
+        if let Some(due) = self.due(sent, payload)
+            && let Some(wait) = due.checked_sub(self.started.elapsed())
+        {
             std::thread::sleep(wait);
         }
     }
+
+    /// When datagram `sent` is due after the start, or `None` when it goes out at once (the
+    /// rest of a FEC set in per-FEC-set mode).
+    fn due(&mut self, sent: u64, payload: &[u8]) -> Option<Duration> {
+        if self.pacing.per_fec_set {
+            let set = decoder::shred::peek_slot_and_fec_set(payload);
+            if set.is_some() && set == self.current_set {
+                return None;
+            }
+            self.current_set = set;
+        }
+        Some(Duration::from_nanos(
+            sent.saturating_mul(1_000_000_000) / self.pacing.rate,
+        ))
+    }
 }
 
-/// Sends every record of the captures to `target`, paced at `rate` shreds per second.
-fn replay(captures: &[Vec<u8>], target: SocketAddr, rate: u64) -> anyhow::Result<u64> {
+/// Sends every record of the captures to `target`, paced at `pacing.rate` shreds per second.
+fn replay(captures: &[Vec<u8>], target: SocketAddr, pacing: Pacing) -> anyhow::Result<u64> {
     let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    let pacer = Pacer::new(rate);
+    let mut pacer = Pacer::new(pacing);
     let mut sent: u64 = 0;
     for capture in captures {
         for record in framing::records(capture) {
             let record = record.context("malformed replay capture")?;
-            pacer.wait(sent);
+            pacer.wait(sent, record.payload);
             socket.send_to(record.payload, target)?;
             sent += 1;
         }
@@ -852,5 +888,58 @@ fn stamp(update: &mut SubscribeUpdate, timing: stream::ServerTiming) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A header-sized payload naming `slot` and `fec_set_index` at their wire offsets.
+    fn shred(slot: u64, fec_set_index: u32) -> Vec<u8> {
+        let mut payload = vec![0u8; 88];
+        payload[65..73].copy_from_slice(&slot.to_le_bytes());
+        payload[79..83].copy_from_slice(&fec_set_index.to_le_bytes());
+        payload
+    }
+
+    #[test]
+    fn uniform_pacing_spaces_every_datagram() {
+        let mut pacer = Pacer::new(Pacing {
+            rate: 1_000,
+            per_fec_set: false,
+        });
+        let set = shred(7, 0);
+        let due: Vec<_> = (0..3).map(|sent| pacer.due(sent, &set)).collect();
+        let ms = Duration::from_millis;
+        assert_eq!(due, [Some(ms(0)), Some(ms(1)), Some(ms(2))]);
+    }
+
+    #[test]
+    fn burst_pacing_waits_only_at_each_new_fec_set() {
+        let mut pacer = Pacer::new(Pacing {
+            rate: 1_000,
+            per_fec_set: true,
+        });
+        let sends = [
+            shred(7, 0),
+            shred(7, 0),
+            shred(7, 0),
+            shred(7, 32),
+            shred(7, 32),
+            shred(8, 32),
+        ];
+        let due: Vec<_> = sends
+            .iter()
+            .enumerate()
+            .map(|(sent, payload)| pacer.due(sent as u64, payload))
+            .collect();
+        let ms = Duration::from_millis;
+        // The set starting at datagram 3 is due 3 ms in, keeping the average at 1,000/s; the
+        // same index in another slot is another set.
+        assert_eq!(
+            due,
+            [Some(ms(0)), None, None, Some(ms(3)), None, Some(ms(5))]
+        );
     }
 }

@@ -27,6 +27,7 @@ fn serve_mount(mount: HttpMount) -> String {
     let options = HttpOptions {
         mounts: vec![mount],
         workers: 1,
+        ..HttpOptions::default()
     };
     serve(
         address,

@@ -58,6 +58,7 @@ fn start(pace: Pace, poll: Duration) -> (SocketAddr, Insights, StandinServer) {
     let options = HttpOptions {
         mounts: vec![insights.mount()],
         workers: 2,
+        ..HttpOptions::default()
     };
     serve(
         address,

@@ -60,6 +60,7 @@ impl TestServer {
         let options = HttpOptions {
             mounts: vec![rpc.mount()],
             workers: 1,
+            ..HttpOptions::default()
         };
         let thread = server::http::serve(address, render, options, async move {
             let _ = stopped.await;
