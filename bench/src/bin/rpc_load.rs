@@ -5,11 +5,12 @@
 //!
 //! ```text
 //! rpc_load --url http://127.0.0.1:8899 --method getTransaction|getBlock
-//!          [--connections 32] [--seconds 10] [--threads 1]
+//!          [--connections 32] [--seconds 10] [--threads 1] [--address BASE58]
 //! ```
-//! Targets (signatures or slots) are discovered from the server itself: getSlot, then getBlock
-//! with `transactionDetails: signatures` walking back from the newest slot until 64 signatures
-//! (or 64 produced slots) are found. The rate limit (100/s per IP) must be lifted on the target,
+//! Targets (signatures or slots) are discovered from the server itself: with `--address A`, the
+//! signatures (and their slots) getSignaturesForAddress returns for A; otherwise getSlot, then
+//! getBlock with `transactionDetails: signatures` walking back from the newest slot until 64
+//! signatures (or 64 produced slots) are found. The rate limit (100/s per IP) must be lifted on the target,
 //! or all but the first hundred calls of each second get 429: run `rpc_fixture_server
 //! --rate-limit off`.
 
@@ -30,6 +31,8 @@ struct Options {
     connections: usize,
     seconds: u64,
     threads: usize,
+    /// Discover targets from this address's signatures instead of walking back from getSlot.
+    address: Option<String>,
 }
 
 fn options() -> Result<Options, Box<dyn std::error::Error>> {
@@ -39,6 +42,7 @@ fn options() -> Result<Options, Box<dyn std::error::Error>> {
         connections: 32,
         seconds: 10,
         threads: 1,
+        address: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -49,6 +53,7 @@ fn options() -> Result<Options, Box<dyn std::error::Error>> {
             "--connections" => options.connections = value.parse()?,
             "--seconds" => options.seconds = value.parse()?,
             "--threads" => options.threads = value.parse()?,
+            "--address" => options.address = Some(value),
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
@@ -111,6 +116,22 @@ async fn targets(options: &Options) -> Result<Vec<Bytes>, Box<dyn std::error::Er
     let mut signatures = Vec::new();
     let mut slots = Vec::new();
     let mut probes = 0;
+    if let Some(address) = &options.address {
+        let rows = call(
+            &mut sender,
+            &options.url,
+            "getSignaturesForAddress",
+            json!([address]),
+        )
+        .await?;
+        for row in rows.as_array().into_iter().flatten() {
+            signatures.push(row["signature"].clone());
+            if let Some(slot) = row["slot"].as_u64().filter(|s| !slots.contains(s)) {
+                slots.push(slot);
+            }
+        }
+        probes = usize::MAX;
+    }
     while signatures.len() < 64 && slots.len() < 64 && probes < 100_000 {
         probes += 1;
         let block = call(

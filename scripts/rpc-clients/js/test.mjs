@@ -48,8 +48,13 @@ assert.equal(block.transactions.length, 2);
 assert.equal(block.transactions[1].transaction.signatures[0], MEMO);
 assert.equal(block.rewards.length, 2);
 assert.equal(block.rewards[0].rewardType, 'Fee');
-const signaturesOnly = await connection.getBlock(371820726, { ...v0, transactionDetails: 'signatures' });
+// web3.js asks transactionDetails "signatures" (and rewards false) through getBlockSignatures.
+const signaturesOnly = await connection.getBlockSignatures(371820726);
 assert.deepEqual(signaturesOnly.signatures, [AMM, MEMO]);
+const accounts = await connection.getBlock(371820726, { ...v0, transactionDetails: 'accounts' });
+assert.equal(accounts.transactions[1].transaction.accountKeys[0].signer, true);
+const none = await connection.getBlock(371820726, { ...v0, transactionDetails: 'none', rewards: false });
+assert.equal(none.blockhash, block.blockhash);
 await assert.rejects(connection.getBlock(371808931, v0), /Slot 371808931 was skipped/);
 
 const rows = await connection.getSignaturesForAddress(new PublicKey(COMPUTE_BUDGET), { limit: 10 });

@@ -9,7 +9,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 /// TransactionError variants by bincode index.
-const TRANSACTION_ERRORS: [&str; 39] = [
+const TRANSACTION_ERRORS: [&str; 40] = [
     "AccountInUse",
     "AccountLoadedTwice",
     "AccountNotFound",
@@ -49,6 +49,8 @@ const TRANSACTION_ERRORS: [&str; 39] = [
     "UnbalancedTransaction",
     "ProgramCacheHitMaxLimit",
     "CommitCancelled",
+    // Newest SDK (solana-transaction-error 4.1); not in the compat spec's list, found by the oracle.
+    "BailOut",
 ];
 
 const INSTRUCTION_ERROR: u32 = 8;
@@ -285,6 +287,7 @@ mod tests {
             r#"{"ProgramExecutionTemporarilyRestricted":{"account_index":2}}"#
         );
         assert_eq!(json(&[38, 0, 0, 0]), r#""CommitCancelled""#);
+        assert_eq!(json(&[39, 0, 0, 0]), r#""BailOut""#);
         assert_eq!(json(&[99, 0, 0, 0]), r#"{"UnknownTransactionError":99}"#);
     }
 
