@@ -5,9 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
+mod process;
+
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use stream_proto::stream::stream_client::StreamClient;
@@ -16,22 +18,13 @@ use tokio_stream::StreamExt;
 use tonic::codec::CompressionEncoding;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig};
 
+use process::{Appliance, http_get};
+
 fn free_address() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-}
-
-struct Appliance {
-    child: Child,
-}
-
-impl Drop for Appliance {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The embedded default (bundled replay looping over loopback) with extra flags.
@@ -63,26 +56,6 @@ fn wait_for_health(http: SocketAddr) {
         std::thread::sleep(Duration::from_millis(100));
     }
     panic!("appliance did not come up on {http}");
-}
-
-/// A plain HTTP/1.1 GET with extra headers: status and body.
-fn http_get(address: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(address).unwrap();
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (status, body)
 }
 
 fn everything() -> SubscribeRequest {

@@ -6,10 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
+mod process;
+
 use std::collections::HashSet;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -19,6 +21,8 @@ use stream_proto::stream::{
 };
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
+
+use process::{Appliance, http_get};
 
 fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -35,16 +39,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-struct Appliance {
-    child: Child,
-}
-
-impl Drop for Appliance {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-    }
 }
 
 fn start(udp: SocketAddr, grpc: SocketAddr, http: SocketAddr) -> Appliance {
@@ -97,25 +91,6 @@ fn pump_signatures(slot: &Value) -> HashSet<Vec<u8>> {
                 .unwrap()
         })
         .collect()
-}
-
-/// A plain HTTP/1.1 GET: status and body.
-fn http_get(address: SocketAddr, path: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(address).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (status, body)
 }
 
 fn send_capture(target: SocketAddr, path: &PathBuf) {
@@ -241,13 +216,13 @@ async fn filtered_stream_end_to_end() {
 
     // /health, a JSON 404, and /metrics with the counters of what just happened (the worker
     // flushes every 100 ms).
-    let (status, body) = http_get(http, "/health");
+    let (status, body) = http_get(http, "/health", &[]);
     assert_eq!((status, body.as_str()), (200, "{\"status\":\"ok\"}"));
-    let (status, body) = http_get(http, "/nope");
+    let (status, body) = http_get(http, "/nope", &[]);
     assert_eq!(status, 404);
     assert!(body.contains("not_found"));
     std::thread::sleep(Duration::from_millis(300));
-    let (status, metrics) = http_get(http, "/metrics");
+    let (status, metrics) = http_get(http, "/metrics", &[]);
     assert_eq!(status, 200);
     let value = |prefix: &str| -> u64 {
         let line = metrics

@@ -1,0 +1,39 @@
+//! Helpers shared by the tests that run the real `appliance` process: a guard that kills it when
+//! the test ends, and a plain HTTP/1.1 GET against its HTTP address.
+
+#![allow(dead_code)] // Each test crate uses its own subset.
+
+use std::net::SocketAddr;
+use std::process::Child;
+
+/// Kills (and reaps) the appliance process when dropped, also when the test panics.
+pub struct Appliance {
+    pub child: Child,
+}
+
+impl Drop for Appliance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A plain HTTP/1.1 GET with extra headers: status and body.
+pub fn http_get(address: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
