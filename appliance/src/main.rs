@@ -13,6 +13,7 @@ mod archive_index;
 mod config;
 mod decode_file;
 mod decode_tx;
+mod insights_backfill;
 mod metrics;
 mod programs;
 mod receive;
@@ -63,6 +64,34 @@ enum Command {
     Archive {
         #[command(subcommand)]
         command: ArchiveCommand,
+    },
+    /// Insights store maintenance.
+    Insights {
+        #[command(subcommand)]
+        command: InsightsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum InsightsCommand {
+    /// Fill the insights store with the blocks and window snapshots of a slot range read from the
+    /// epoch archive (run it while no appliance holds the store open).
+    Backfill {
+        /// Local epoch directory (`*.car` files with their indexes, see `archive index`).
+        #[arg(long, required = true)]
+        archive: Vec<PathBuf>,
+        /// First slot of the range.
+        #[arg(long)]
+        from: u64,
+        /// Last slot of the range (inclusive).
+        #[arg(long)]
+        to: u64,
+        /// Insights store file (as `run --insights-db`).
+        #[arg(long = "insights-db", default_value = "data/insights.redb")]
+        insights_db: PathBuf,
+        /// Do not draw a progress bar.
+        #[arg(long)]
+        no_progress: bool,
     },
 }
 
@@ -115,6 +144,25 @@ fn main() -> ExitCode {
         Command::Archive {
             command: ArchiveCommand::Index { cars, no_progress },
         } => archive_index::run(&cars, !no_progress, &mut std::io::stdout()),
+        Command::Insights {
+            command:
+                InsightsCommand::Backfill {
+                    archive,
+                    from,
+                    to,
+                    insights_db,
+                    no_progress,
+                },
+        } => insights_backfill::run(
+            &insights_backfill::BackfillArgs {
+                archives: &archive,
+                store: &insights_db,
+                from,
+                to,
+                progress: !no_progress,
+            },
+            &mut std::io::stdout(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,283 @@
+//! `appliance insights backfill`: the real binary reads a real CAR epoch (written from the insights
+//! fixture chain with the archive crate's writer and indexed by `appliance archive index`) and
+//! fills the insights store; the stored snapshots must equal the figures computed independently
+//! by the fixture generator (`server/tests/fixtures/insights/expected.json`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use archive::proto::{
+    InnerInstruction, InnerInstructions, TransactionError, TransactionStatusMeta,
+};
+use archive::writer::{
+    BlockInput, CarWriter, EntryInput, MetaInput, RootKind, TxInput, WriterOptions,
+};
+use base64::Engine;
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/insights")
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn b58(value: &Value) -> Vec<u8> {
+    bs58::decode(value.as_str().unwrap()).into_vec().unwrap()
+}
+
+/// The fixture block of `slot` (its archive form) as the writer's input; `None` when skipped.
+fn block_input(slot: u64) -> Option<BlockInput> {
+    let path = fixtures().join(format!("archive/{slot}.json"));
+    if !path.exists() {
+        return None;
+    }
+    let value = json(&path);
+    let transactions = value["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tx| {
+            let meta = &tx["meta"];
+            let inner = meta["inner"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|group| InnerInstructions {
+                    index: group["index"].as_u64().unwrap() as u32,
+                    instructions: group["instructions"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|ix| InnerInstruction {
+                            program_id_index: ix["program_id_index"].as_u64().unwrap() as u32,
+                            accounts: Vec::new(),
+                            data: Vec::new(),
+                            stack_height: ix["stack_height"].as_u64().map(|h| h as u32),
+                        })
+                        .collect(),
+                })
+                .collect();
+            TxInput {
+                wire: base64::engine::general_purpose::STANDARD
+                    .decode(tx["wire"].as_str().unwrap())
+                    .unwrap(),
+                meta: MetaInput::Protobuf(TransactionStatusMeta {
+                    err: meta["err"]
+                        .as_str()
+                        .map(|err| TransactionError { err: hex(err) }),
+                    fee: meta["fee"].as_u64().unwrap(),
+                    inner_instructions: inner,
+                    loaded_writable_addresses: meta["loaded_writable"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(b58)
+                        .collect(),
+                    loaded_readonly_addresses: meta["loaded_readonly"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(b58)
+                        .collect(),
+                    compute_units_consumed: meta["compute_units_consumed"].as_u64(),
+                    cost_units: meta["cost_units"].as_u64(),
+                    ..TransactionStatusMeta::default()
+                }),
+            }
+        })
+        .collect();
+    Some(BlockInput {
+        slot,
+        parent_slot: value["parent_slot"].as_u64().unwrap(),
+        block_time: value["block_time"].as_i64().unwrap_or(0),
+        block_height: value["block_height"].as_u64(),
+        entries: vec![EntryInput {
+            num_hashes: 1,
+            hash: b58(&value["blockhash"]).try_into().unwrap(),
+            transactions,
+        }],
+        rewards: None,
+    })
+}
+
+/// Writes the fixture chain as epoch 0 into `dir` and indexes it with the real binary.
+fn write_indexed_epoch(dir: &Path) {
+    let chain = json(&fixtures().join("chain.json"));
+    let (first, last) = (
+        chain["first_slot"].as_u64().unwrap(),
+        chain["last_slot"].as_u64().unwrap(),
+    );
+    let car = dir.join("epoch-0.car");
+    let mut writer = CarWriter::new(
+        BufWriter::new(File::create(&car).unwrap()),
+        RootKind::Epoch(0),
+        WriterOptions::default(),
+    )
+    .unwrap();
+    let mut written = 0;
+    for slot in first..=last {
+        if let Some(block) = block_input(slot) {
+            writer.write_block(&block).unwrap();
+            written += 1;
+        }
+    }
+    assert!(written > 50, "the fixture chain has {written} blocks");
+    writer.finish().unwrap();
+    let out = appliance(&["archive", "index", "--no-progress", car.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn appliance(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn backfill_from_a_real_car_stores_the_expected_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let epochs = dir.path().join("epochs");
+    std::fs::create_dir(&epochs).unwrap();
+    write_indexed_epoch(&epochs);
+    let expected = json(&fixtures().join("expected.json"));
+    let history = expected["history"].as_array().unwrap();
+    // The second half only: the first windows are filled from the blocks before `from`.
+    let from = history[10]["slot_range"]["end"].as_u64().unwrap();
+    let to = json(&fixtures().join("chain.json"))["last_slot"]
+        .as_u64()
+        .unwrap();
+    let db = dir.path().join("insights.redb");
+    let out = appliance(&[
+        "insights",
+        "backfill",
+        "--archive",
+        epochs.to_str().unwrap(),
+        "--from",
+        &from.to_string(),
+        "--to",
+        &to.to_string(),
+        "--insights-db",
+        db.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("100.0%"), "progress bar: {stderr}");
+    assert!(stdout.contains(" 21 snapshots"), "{stdout}");
+
+    let store = server::insights::store::Store::open(&db).unwrap();
+    let stored = store.snapshots(0, u64::MAX, 1_000).unwrap().unwrap();
+    assert_eq!(stored.len(), history.len() - 10);
+    for (index, (body, want)) in stored.iter().zip(&history[10..]).enumerate() {
+        let actual: Value = serde_json::from_slice(body).unwrap();
+        let mut want = want.clone();
+        // Congestion needs the live tip's timing; the backfilled snapshot has none.
+        want.as_object_mut().unwrap().remove("congestion");
+        assert_matches(&actual, &want, &format!("snapshot {index}"));
+    }
+}
+
+#[test]
+fn bad_ranges_and_missing_archives_fail_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("insights.redb");
+    let missing = dir.path().join("no-such-dir");
+    let out = appliance(&[
+        "insights",
+        "backfill",
+        "--archive",
+        missing.to_str().unwrap(),
+        "--from",
+        "1",
+        "--to",
+        "2",
+        "--insights-db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("opening the archive"), "{stderr}");
+
+    let epochs = dir.path().join("epochs");
+    std::fs::create_dir(&epochs).unwrap();
+    write_indexed_epoch(&epochs);
+    let reversed = appliance(&[
+        "insights",
+        "backfill",
+        "--archive",
+        epochs.to_str().unwrap(),
+        "--from",
+        "1080",
+        "--to",
+        "1070",
+        "--insights-db",
+        db.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert!(!reversed.status.success());
+    let stderr = String::from_utf8_lossy(&reversed.stderr);
+    assert!(stderr.contains("1080..=1070"), "{stderr}");
+
+    let elsewhere = appliance(&[
+        "insights",
+        "backfill",
+        "--archive",
+        epochs.to_str().unwrap(),
+        "--from",
+        "500000",
+        "--to",
+        "500010",
+        "--insights-db",
+        db.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert!(!elsewhere.status.success());
+    let stderr = String::from_utf8_lossy(&elsewhere.stderr);
+    assert!(stderr.contains("holds no block"), "{stderr}");
+}
+
+/// Every field of `expected` (recursively) is in `actual` and agrees; numbers to 1e-9 relative.
+fn assert_matches(actual: &Value, expected: &Value, what: &str) {
+    match (actual, expected) {
+        (Value::Object(a), Value::Object(e)) => {
+            for (key, value) in e {
+                let inner = a
+                    .get(key)
+                    .unwrap_or_else(|| panic!("{what}: missing `{key}` in {actual}"));
+                assert_matches(inner, value, &format!("{what}.{key}"));
+            }
+        }
+        (Value::Array(a), Value::Array(e)) => {
+            assert_eq!(a.len(), e.len(), "{what}: lengths differ");
+            for (index, (a, e)) in a.iter().zip(e).enumerate() {
+                assert_matches(a, e, &format!("{what}[{index}]"));
+            }
+        }
+        _ => match (actual.as_f64(), expected.as_f64()) {
+            (Some(a), Some(e)) => {
+                let tolerance = 1e-9 * e.abs().max(1.0);
+                assert!((a - e).abs() <= tolerance, "{what}: {a} != {e}");
+            }
+            _ => assert_eq!(actual, expected, "{what}"),
+        },
+    }
+}
