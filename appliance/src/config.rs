@@ -105,6 +105,8 @@ pub struct Grpc {
     pub max_filters: usize,
     /// Account keys across the filters of one request.
     pub max_keys: usize,
+    /// Streams open at once; one more is refused with RESOURCE_EXHAUSTED.
+    pub max_subscribers: usize,
     /// PEM certificate chain and key: serve over TLS.
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
@@ -117,6 +119,7 @@ impl Default for Grpc {
             subscriber_queue: 16_384,
             max_filters: 64,
             max_keys: 10_000,
+            max_subscribers: server::stream_service::DEFAULT_MAX_SESSIONS,
             tls_cert: None,
             tls_key: None,
         }
@@ -275,6 +278,12 @@ impl Config {
         )?;
         within("grpc.max_filters", self.grpc.max_filters, 1, 4096)?;
         within("grpc.max_keys", self.grpc.max_keys, 1, 1_000_000)?;
+        within(
+            "grpc.max_subscribers",
+            self.grpc.max_subscribers,
+            1,
+            1_000_000,
+        )?;
         if self.grpc.tls_cert.is_some() != self.grpc.tls_key.is_some() {
             return Err(ConfigError::Invalid {
                 field: "grpc.tls_cert",

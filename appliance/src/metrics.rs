@@ -316,6 +316,22 @@ impl Metrics {
             "Updates a lagging subscriber missed.",
             &plain(stream.updates_dropped_lag.load(Ordering::Relaxed)),
         );
+        counter(
+            "appliance_stream_sessions_refused_total",
+            "gRPC stream calls refused because grpc.max_subscribers streams were open.",
+            &plain(stream.sessions_refused.load(Ordering::Relaxed)),
+        );
+        let hub = self.feed.hub();
+        counter(
+            "appliance_stream_filter_changes_total",
+            "Session filter changes (starts, replacements, ends) the fan-out index absorbed.",
+            &plain(hub.stats().changes.load(Ordering::Relaxed)),
+        );
+        counter(
+            "appliance_stream_index_rebuilds_total",
+            "Rebuilds of the cross-subscriber filter index.",
+            &plain(hub.stats().rebuilds.load(Ordering::Relaxed)),
+        );
         let disconnects: Vec<(String, u64)> = DisconnectReason::ALL
             .iter()
             .map(|reason| {
@@ -333,6 +349,21 @@ impl Metrics {
                 "appliance_stream_subscribers",
                 "Open stream sessions.",
                 self.feed.subscriber_count(),
+            ),
+            (
+                "appliance_stream_open_streams",
+                "Open SubscribeDecoded calls, started or not (bounded by grpc.max_subscribers).",
+                stream.open_streams.load(Ordering::Relaxed),
+            ),
+            (
+                "appliance_stream_indexed_sessions",
+                "Sessions held by the installed fan-out index.",
+                self.feed.hub().indexed_sessions(),
+            ),
+            (
+                "appliance_stream_direct_sessions",
+                "Sessions changed since the index was built (matched filter by filter).",
+                self.feed.hub().direct_sessions(),
             ),
             (
                 "appliance_broadcast_capacity",

@@ -130,6 +130,9 @@ pub struct RunArgs {
     /// [default: 16384].
     #[arg(long = "subscriber-queue")]
     subscriber_queue: Option<usize>,
+    /// gRPC streams open at once; one more is refused with RESOURCE_EXHAUSTED [default: 10000].
+    #[arg(long = "max-subscribers")]
+    max_subscribers: Option<usize>,
     #[command(flatten)]
     security: crate::security::SecurityArgs,
     #[command(flatten)]
@@ -170,6 +173,9 @@ impl RunArgs {
         }
         if let Some(workers) = self.http_workers {
             config.http.workers = workers;
+        }
+        if let Some(max) = self.max_subscribers {
+            config.grpc.max_subscribers = max;
         }
         if let Some(queue) = self.subscriber_queue {
             config.grpc.subscriber_queue = queue;
@@ -382,6 +388,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             max_filters: config.grpc.max_filters,
             max_keys: config.grpc.max_keys,
         },
+        max_subscribers: config.grpc.max_subscribers,
         tokens,
         tls: grpc_tls,
     };
@@ -429,6 +436,7 @@ fn program_pairs(config: &Config) -> Vec<String> {
 struct GrpcOptions {
     address: SocketAddr,
     limits: FilterLimits,
+    max_subscribers: usize,
     tokens: Arc<server::auth::TokenSet>,
     tls: Option<tonic::transport::ServerTlsConfig>,
 }
@@ -445,10 +453,12 @@ async fn serve_grpc(
     let GrpcOptions {
         address,
         limits,
+        max_subscribers,
         tokens,
         tls,
     } = options;
     let service = StreamService::new(feed, limits, metrics, sessions_stopped)
+        .with_max_sessions(max_subscribers)
         .into_server()
         .accept_compressed(CompressionEncoding::Gzip)
         .accept_compressed(CompressionEncoding::Zstd)

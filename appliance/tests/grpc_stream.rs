@@ -435,3 +435,108 @@ fn run_refuses_a_bad_program_override() {
         "{stderr}"
     );
 }
+
+/// At most `--max-subscribers` streams are open at once: one more call fails at once with
+/// RESOURCE_EXHAUSTED and is counted; when a stream ends its place is free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_beyond_max_subscribers_are_refused() {
+    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args([
+            "run",
+            "--grpc",
+            &grpc.to_string(),
+            "--http",
+            &http.to_string(),
+        ])
+        .args(["--max-subscribers", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _appliance = Appliance { child };
+    // A filter and a ping: the filter starts the session (a pure ping would not, and the
+    // half-closed call would end), the pong proves it runs.
+    let request = || SubscribeRequest {
+        subscriptions: [(
+            "pump".to_owned(),
+            ProgramFilter {
+                programs: vec![DexProgram::AlphaFun as i32],
+                ..Default::default()
+            },
+        )]
+        .into(),
+        ping_id: Some(1),
+    };
+    let mut client = connect(grpc).await;
+    let mut open = Vec::new();
+    for _ in 0..2 {
+        let mut stream = client
+            .subscribe_decoded(tokio_stream::iter([request()]))
+            .await
+            .unwrap()
+            .into_inner();
+        // The pong proves the session runs.
+        let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert!(matches!(first.update, Some(Update::Pong(_))), "{first:?}");
+        open.push(stream);
+    }
+    // tonic reports the refusal either on the call or as the stream's first item.
+    let refused = match client
+        .subscribe_decoded(tokio_stream::iter([request()]))
+        .await
+    {
+        Err(status) => status,
+        Ok(response) => {
+            let mut stream = response.into_inner();
+            match tokio::time::timeout(Duration::from_secs(10), stream.next()).await {
+                Ok(Some(Err(status))) => status,
+                other => panic!("the third stream was not refused: {other:?}"),
+            }
+        }
+    };
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+    assert!(
+        refused
+            .message()
+            .starts_with("too many subscribers: 2 streams open"),
+        "{}",
+        refused.message()
+    );
+    let metric = |text: &str, name: &str| -> u64 {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} missing"))
+    };
+    let (_, text) = http_get(http, "/metrics", &[]);
+    assert_eq!(metric(&text, "appliance_stream_sessions_refused_total "), 1);
+    assert_eq!(metric(&text, "appliance_stream_open_streams "), 2);
+
+    // Ending one stream frees its place.
+    drop(open.pop());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, text) = http_get(http, "/metrics", &[]);
+        if metric(&text, "appliance_stream_open_streams ") == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the ended stream kept its place");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut again = client
+        .subscribe_decoded(tokio_stream::iter([request()]))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = tokio::time::timeout(Duration::from_secs(10), again.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(matches!(first.update, Some(Update::Pong(_))), "{first:?}");
+}

@@ -21,7 +21,8 @@
 //! - **Bounded.** Each session has its own queue of `subscriber_queue` updates. The publisher
 //!   never waits: a session whose queue is full ends at once with `RESOURCE_EXHAUSTED`
 //!   ("subscriber lagged: N updates dropped", N counting the dropped and the still-queued
-//!   updates) and the lag is counted.
+//!   updates) and the lag is counted. At most `max_sessions` streams are open at once; a call
+//!   beyond that fails at once with `RESOURCE_EXHAUSTED` ("too many subscribers") and is counted.
 //!
 //! The tonic plumbing is hand-written in [`grpc`] so that the response type can be the
 //! encode-once [`OutboundUpdate`].
@@ -29,7 +30,7 @@
 pub mod grpc;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use stream_proto::stream::{SubscribeRequest, SubscribeUpdate, subscribe_update::Update};
@@ -73,6 +74,10 @@ impl DisconnectReason {
 #[derive(Debug, Default)]
 pub struct StreamMetrics {
     pub sessions_started: AtomicU64,
+    /// Calls refused because `max_sessions` streams were open.
+    pub sessions_refused: AtomicU64,
+    /// Streams open now (started or still waiting for their first request).
+    pub open_streams: AtomicUsize,
     pub updates_sent: AtomicU64,
     pub updates_dropped_lag: AtomicU64,
     pub disconnects: [AtomicU64; DisconnectReason::ALL.len()],
@@ -118,6 +123,9 @@ impl Feed {
     }
 }
 
+/// Streams open at once unless configured otherwise.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+
 /// The service.
 #[derive(Clone)]
 pub struct StreamService {
@@ -125,6 +133,16 @@ pub struct StreamService {
     limits: FilterLimits,
     metrics: Arc<StreamMetrics>,
     shutdown: watch::Receiver<bool>,
+    max_sessions: usize,
+}
+
+/// Holds one place among the open streams; gives it back when the stream ends.
+struct OpenStream(Arc<StreamMetrics>);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.open_streams.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl StreamService {
@@ -141,7 +159,15 @@ impl StreamService {
             limits,
             metrics,
             shutdown,
+            max_sessions: DEFAULT_MAX_SESSIONS,
         }
+    }
+
+    /// Allows at most `max_sessions` open streams (at least one).
+    #[must_use]
+    pub fn with_max_sessions(mut self, max_sessions: usize) -> Self {
+        self.max_sessions = max_sessions.max(1);
+        self
     }
 
     /// The tonic server of this service (with builders for compression and message sizes).
@@ -149,21 +175,35 @@ impl StreamService {
         StreamServer::new(self)
     }
 
-    /// One subscriber's stream of updates.
+    /// One subscriber's stream of updates, or `RESOURCE_EXHAUSTED` when `max_sessions` streams
+    /// are open already.
     pub fn subscribe(
         &self,
         requests: Streaming<SubscribeRequest>,
-    ) -> impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static {
+    ) -> Result<impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static, Status> {
+        let open = self.metrics.open_streams.fetch_add(1, Ordering::AcqRel);
+        let place = OpenStream(Arc::clone(&self.metrics));
+        if open >= self.max_sessions {
+            drop(place);
+            self.metrics
+                .sessions_refused
+                .fetch_add(1, Ordering::Relaxed);
+            return Err(Status::resource_exhausted(format!(
+                "too many subscribers: {} streams open (grpc.max_subscribers)",
+                self.max_sessions
+            )));
+        }
         self.metrics
             .sessions_started
             .fetch_add(1, Ordering::Relaxed);
-        session(
+        Ok(session(
             requests,
             Arc::clone(&self.feed.hub),
             self.limits,
             Arc::clone(&self.metrics),
             self.shutdown.clone(),
-        )
+            place,
+        ))
     }
 }
 
@@ -180,8 +220,11 @@ fn session(
     limits: FilterLimits,
     metrics: Arc<StreamMetrics>,
     mut shutdown: watch::Receiver<bool>,
+    place: OpenStream,
 ) -> impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static {
     async_stream::stream! {
+        // Dropped with the stream: the place among the open streams is given back.
+        let _place = place;
         let mut subscriber = Subscriber::new(hub);
         let queue = subscriber.queue();
         // A client may half-close its request stream (grpcurl does) and keep receiving.

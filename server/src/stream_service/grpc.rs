@@ -101,8 +101,11 @@ impl Service<tonic::Request<Streaming<SubscribeRequest>>> for SubscribeDecoded {
     }
 
     fn call(&mut self, request: tonic::Request<Streaming<SubscribeRequest>>) -> Self::Future {
-        let stream: UpdateStream = Box::pin(self.0.subscribe(request.into_inner()));
-        Box::pin(async move { Ok(tonic::Response::new(stream)) })
+        let stream = self
+            .0
+            .subscribe(request.into_inner())
+            .map(|stream| -> UpdateStream { Box::pin(stream) });
+        Box::pin(async move { stream.map(tonic::Response::new) })
     }
 }
 
