@@ -194,13 +194,46 @@ impl Default for Decoder {
 }
 
 /// The JSON-RPC archive and the upstream validator.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Archive {
-    /// Directories or http(s) base URLs holding epochs.
+    /// Directories or http(s) base URLs holding epochs (`URL#FIRST[-LAST]` limits the epochs
+    /// probed); the first source holding an epoch wins.
     pub sources: Vec<String>,
-    /// Upstream validator JSON-RPC URL (proxy, newest epochs, insights ingest).
+    /// Upstream validator JSON-RPC URL, http or https (proxy, newest epochs, insights ingest).
     pub upstream: Option<String>,
+    /// PEM file of extra CA certificates trusted for an https upstream (next to Mozilla's roots).
+    pub upstream_ca: Option<PathBuf>,
+    /// Pause between catalog checks of the sources (new epochs, replaced ones), e.g. "24h".
+    pub catalog_interval: String,
+}
+
+impl Default for Archive {
+    fn default() -> Self {
+        Self {
+            sources: Vec::new(),
+            upstream: None,
+            upstream_ca: None,
+            catalog_interval: "24h".into(),
+        }
+    }
+}
+
+impl Archive {
+    /// The catalog interval as a duration (validated by [`Config::validate`]).
+    pub fn catalog_interval(&self) -> Result<std::time::Duration, ConfigError> {
+        match server::insights::parse_duration(&self.catalog_interval) {
+            Ok(d) if !d.is_zero() => Ok(d),
+            Ok(_) => Err(ConfigError::Invalid {
+                field: "archive.catalog_interval",
+                reason: "must be above zero".into(),
+            }),
+            Err(reason) => Err(ConfigError::Invalid {
+                field: "archive.catalog_interval",
+                reason,
+            }),
+        }
+    }
 }
 
 /// Program id overrides (a fork, a devnet deployment).
@@ -325,6 +358,7 @@ impl Config {
             1,
             1 << 20,
         )?;
+        self.archive.catalog_interval()?;
         for url in self.archive.upstream.iter() {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(ConfigError::Invalid {
