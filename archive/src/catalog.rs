@@ -104,9 +104,11 @@ impl SourceSpec {
             None => (text, None),
         };
         let number = |t: &str| {
-            t.trim()
-                .parse::<u64>()
-                .map_err(|_| bad(format!("epoch range {range:?}: {t:?} is not an epoch number")))
+            t.trim().parse::<u64>().map_err(|_| {
+                bad(format!(
+                    "epoch range {range:?}: {t:?} is not an epoch number"
+                ))
+            })
         };
         let (first, last) = match range {
             None => (0, None),
@@ -365,7 +367,11 @@ impl SourceState {
                 }
                 Ok(Probe::Unchanged) => {}
                 Ok(Probe::NotPublished) => {
-                    tracing::warn!(base, epoch, "archive epoch withdrawn (.cid gone); keeping it");
+                    tracing::warn!(
+                        base,
+                        epoch,
+                        "archive epoch withdrawn (.cid gone); keeping it"
+                    );
                     metrics.fail("withdrawn");
                 }
                 Err(failure) => {

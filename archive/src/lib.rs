@@ -34,9 +34,9 @@ pub mod proto {
     ));
 }
 
+pub use catalog::{Catalog, LiveStore, open_archives};
 pub use cid::Cid;
 pub use error::FormatError;
-pub use catalog::{Catalog, LiveStore, open_archives};
 pub use local::{EpochArchive, LocalArchive, PieceInfo};
 pub use model::{Block, SignatureInfo, SignatureQuery, Transaction, TransactionInBlock};
 pub use store::{ArchiveError, ArchiveStore, SlotLookup};

@@ -75,7 +75,10 @@ impl UpstreamTrust {
         let mut roots = rustls::RootCertStore::empty();
         let (_, ignored) = roots.add_parsable_certificates(self.certificates());
         if ignored > 0 {
-            tracing::debug!(ignored, "root certificates rustls could not parse were skipped");
+            tracing::debug!(
+                ignored,
+                "root certificates rustls could not parse were skipped"
+            );
         }
         let config = rustls::ClientConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
