@@ -393,7 +393,7 @@ fn url_and_directory_together_first_source_wins_duplicates() {
 
 /// Writes a generated epoch `epoch` (whole-epoch layout) under `dir` with its indexes; returns its
 /// blocks and the names of its files.
-fn synth_epoch(dir: &Path, epoch: u64) -> Vec<Expected> {
+fn synth_epoch(dir: &Path, epoch: u64, seed: u64) -> Vec<Expected> {
     use archive::build::{BuildOptions, build_indexes};
     use archive::synth::{Synth, SynthOptions};
     use archive::writer::{CarWriter, RootKind, WriterOptions};
@@ -402,7 +402,7 @@ fn synth_epoch(dir: &Path, epoch: u64) -> Vec<Expected> {
     let mut synth = Synth::new(SynthOptions {
         first_slot: epoch * 432_000,
         slots: 12,
-        seed: epoch,
+        seed,
         ..SynthOptions::default()
     });
     let blocks: Vec<_> = synth.by_ref().collect();
@@ -432,12 +432,15 @@ fn synth_epoch(dir: &Path, epoch: u64) -> Vec<Expected> {
 fn catalog_check_activates_a_newly_published_epoch() {
     let host = tempfile::tempdir().unwrap();
     let staging = tempfile::tempdir().unwrap();
-    let first = synth_epoch(&host.path().join("1"), 1);
-    let second = synth_epoch(&staging.path().join("2"), 2);
+    let first = synth_epoch(&host.path().join("1"), 1, 1);
+    let second = synth_epoch(&staging.path().join("2"), 2, 2);
+    let watched = tempfile::tempdir().unwrap(); // a local source, empty at start
     let (base, _) = file_server(host.path().to_path_buf());
     let (_app, http) = start(&[
         "--archive".into(),
         format!("{base}#1"),
+        "--archive".into(),
+        watched.path().display().to_string(),
         "--archive-check-interval".into(),
         "200ms".into(),
     ]);
@@ -470,6 +473,44 @@ fn catalog_check_activates_a_newly_published_epoch() {
     check_served(http, &[first.clone(), second.clone()].concat());
     let text = metrics(http);
     assert!(text.contains("archive_epochs_served 2"), "{text}");
+
+    // Epoch 1 is regenerated (new content, new root CID): files renamed into place, `.cid` last.
+    let replaced = synth_epoch(&staging.path().join("1"), 1, 77);
+    assert_ne!(replaced[0].blockhash, first[0].blockhash);
+    publish(
+        &staging.path().join("1"),
+        &host.path().join("1"),
+        "epoch-1.cid",
+    );
+    wait_for(Duration::from_secs(30), "epoch 1 replaced", || {
+        rpc(http, "getBlock", slot(&replaced[0])).1["result"]["blockhash"] == replaced[0].blockhash
+    });
+    check_served(http, &[replaced.clone(), second.clone()].concat());
+
+    // The local directory source is rescanned on the same schedule: epoch-0 pieces appear.
+    let pieces = tempfile::tempdir().unwrap();
+    indexed(pieces.path(), &[("epoch-0-1.car", "epoch-0-1.car")]);
+    publish(pieces.path(), watched.path(), "epoch-0-1.car");
+    let zero = pieces_blocks(&["epoch-0-1.car"]);
+    wait_for(Duration::from_secs(30), "the directory's new piece", || {
+        rpc(http, "getBlock", slot(&zero[5])).1["result"]["blockhash"] == zero[5].blockhash
+    });
+    let text = metrics(http);
+    assert!(text.contains("archive_epochs_served 3"), "{text}");
+}
+
+/// Moves every file of `from` into `to` (each renamed into place, so readers of the old file keep
+/// it), the file named `last` last.
+fn publish(from: &Path, to: &Path, last: &str) {
+    std::fs::create_dir_all(to).unwrap();
+    let mut names: Vec<_> = std::fs::read_dir(from)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort_by_key(|n| n == last);
+    for name in names {
+        std::fs::rename(from.join(&name), to.join(&name)).unwrap();
+    }
 }
 
 #[test]
