@@ -436,7 +436,7 @@ mod tests {
 
     #[test]
     fn bounds_are_checked_and_named() {
-        let cases: [(&str, &str); 7] = [
+        let cases: [(&str, &str); 9] = [
             ("[sources]\nring_slots = 1000\n", "sources.ring_slots"),
             ("[sources]\nreceive_batch = 0\n", "sources.receive_batch"),
             ("[replay]\nrate = 0\n", "replay.rate"),
@@ -447,6 +447,14 @@ mod tests {
                 "decoder.max_sets_in_flight",
             ),
             ("[archive]\nupstream = \"ftp://x\"\n", "archive.upstream"),
+            (
+                "[archive]\ncatalog_interval = \"0s\"\n",
+                "archive.catalog_interval",
+            ),
+            (
+                "[archive]\ncatalog_interval = \"daily\"\n",
+                "archive.catalog_interval",
+            ),
         ];
         for (text, field) in cases {
             let config = Config::parse(text, Path::new("f")).unwrap();
