@@ -197,13 +197,46 @@ impl Default for Decoder {
 }
 
 /// The JSON-RPC archive and the upstream validator.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Archive {
-    /// Directories or http(s) base URLs holding epochs.
+    /// Directories or http(s) base URLs holding epochs (`URL#FIRST[-LAST]` limits the epochs
+    /// probed); the first source holding an epoch wins.
     pub sources: Vec<String>,
-    /// Upstream validator JSON-RPC URL (proxy, newest epochs, insights ingest).
+    /// Upstream validator JSON-RPC URL, http or https (proxy, newest epochs, insights ingest).
     pub upstream: Option<String>,
+    /// PEM file of extra CA certificates trusted for an https upstream (next to Mozilla's roots).
+    pub upstream_ca: Option<PathBuf>,
+    /// Pause between catalog checks of the sources (new epochs, replaced ones), e.g. "24h".
+    pub catalog_interval: String,
+}
+
+impl Default for Archive {
+    fn default() -> Self {
+        Self {
+            sources: Vec::new(),
+            upstream: None,
+            upstream_ca: None,
+            catalog_interval: "24h".into(),
+        }
+    }
+}
+
+impl Archive {
+    /// The catalog interval as a duration (validated by [`Config::validate`]).
+    pub fn catalog_interval(&self) -> Result<std::time::Duration, ConfigError> {
+        match server::insights::parse_duration(&self.catalog_interval) {
+            Ok(d) if !d.is_zero() => Ok(d),
+            Ok(_) => Err(ConfigError::Invalid {
+                field: "archive.catalog_interval",
+                reason: "must be above zero".into(),
+            }),
+            Err(reason) => Err(ConfigError::Invalid {
+                field: "archive.catalog_interval",
+                reason,
+            }),
+        }
+    }
 }
 
 /// Program id overrides (a fork, a devnet deployment).
@@ -334,6 +367,7 @@ impl Config {
             1,
             1 << 20,
         )?;
+        self.archive.catalog_interval()?;
         for url in self.archive.upstream.iter() {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(ConfigError::Invalid {
@@ -411,7 +445,7 @@ mod tests {
 
     #[test]
     fn bounds_are_checked_and_named() {
-        let cases: [(&str, &str); 7] = [
+        let cases: [(&str, &str); 9] = [
             ("[sources]\nring_slots = 1000\n", "sources.ring_slots"),
             ("[sources]\nreceive_batch = 0\n", "sources.receive_batch"),
             ("[replay]\nrate = 0\n", "replay.rate"),
@@ -422,6 +456,14 @@ mod tests {
                 "decoder.max_sets_in_flight",
             ),
             ("[archive]\nupstream = \"ftp://x\"\n", "archive.upstream"),
+            (
+                "[archive]\ncatalog_interval = \"0s\"\n",
+                "archive.catalog_interval",
+            ),
+            (
+                "[archive]\ncatalog_interval = \"daily\"\n",
+                "archive.catalog_interval",
+            ),
         ];
         for (text, field) in cases {
             let config = Config::parse(text, Path::new("f")).unwrap();

@@ -110,12 +110,20 @@ pub struct RunArgs {
     /// HTTP listen address (/health, /metrics, archive, insights) [default: 127.0.0.1:8080].
     #[arg(long)]
     http: Option<SocketAddr>,
-    /// Archive source directories or URLs (repeatable).
+    /// Archive source: a directory or an http(s) base URL (`URL#FIRST[-LAST]` limits the epochs
+    /// probed). Repeatable, mixed; the first source holding an epoch wins.
     #[arg(long)]
     archive: Vec<String>,
-    /// Upstream validator JSON-RPC URL.
+    /// Upstream validator JSON-RPC URL (http or https).
     #[arg(long)]
     upstream: Option<String>,
+    /// PEM file of extra CA certificates trusted for an https upstream.
+    #[arg(long = "upstream-ca")]
+    upstream_ca: Option<PathBuf>,
+    /// Pause between archive catalog checks (new or replaced epochs), e.g. 24h, 10m, 500ms
+    /// [default: 24h].
+    #[arg(long = "archive-check-interval")]
+    archive_check_interval: Option<String>,
     /// actix worker threads of the HTTP address (JSON-RPC archive throughput scales with them)
     /// [default: 1].
     #[arg(long = "http-workers")]
@@ -186,6 +194,12 @@ impl RunArgs {
         if self.upstream.is_some() {
             config.archive.upstream.clone_from(&self.upstream);
         }
+        if self.upstream_ca.is_some() {
+            config.archive.upstream_ca.clone_from(&self.upstream_ca);
+        }
+        if let Some(interval) = &self.archive_check_interval {
+            config.archive.catalog_interval.clone_from(interval);
+        }
         for pair in &self.program_ids {
             let Some((name, id)) = pair.split_once('=') else {
                 bail!("--program-id {pair:?}: expected NAME=BASE58");
@@ -225,6 +239,7 @@ pub struct InsightsArgs {
 fn start_insights(
     upstream: Option<&str>,
     args: &InsightsArgs,
+    trust: &server::tls_client::UpstreamTrust,
 ) -> anyhow::Result<(server::http::HttpMount, Option<server::insights::Insights>)> {
     let Some(upstream) = upstream else {
         return Ok((server::insights::disabled_mount(), None));
@@ -233,6 +248,7 @@ fn start_insights(
     config.retention = args.insights_retention;
     config.block_retention = args.insights_block_retention;
     config.poll_interval = args.insights_poll;
+    config.upstream_trust = trust.clone();
     let insights = server::insights::Insights::start(config)
         .with_context(|| format!("starting insights (store {})", args.insights_db.display()))?;
     info!(%upstream, store = %args.insights_db.display(), "insights ingest started");
@@ -317,7 +333,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
     // --- JSON-RPC archive (issue 7): `POST /` when --archive or --upstream is given. ---
-    let rpc = server::rpc::from_flags(&config.archive.sources, config.archive.upstream.as_deref())?;
+    let trust = server::tls_client::UpstreamTrust::load(config.archive.upstream_ca.as_deref())?;
+    let rpc = server::rpc::from_flags(
+        &config.archive.sources,
+        config.archive.upstream.as_deref(),
+        &trust,
+    )?;
+    if let Some(catalog) = rpc.as_ref().and_then(|rpc| rpc.catalog()) {
+        let interval = config.archive.catalog_interval()?;
+        catalog.spawn_checks(interval)?;
+        info!(?interval, "archive catalog checks scheduled");
+    }
     let mut http_options = server::http::HttpOptions {
         workers: config.http.workers,
         tokens: Arc::clone(&tokens),
@@ -341,7 +367,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         })
     };
     let (insights_mount, insights) =
-        start_insights(config.archive.upstream.as_deref(), &args.insights)?;
+        start_insights(config.archive.upstream.as_deref(), &args.insights, &trust)?;
     http_options.mounts.push(insights_mount);
     let http = server::http::serve(
         config.http.address,

@@ -1,7 +1,9 @@
 //! Remote files behind an HTTP base address (the public file host's layout, spec §5): one `HEAD`
 //! for the size (fallback: `GET` of byte 0 and its `Content-Range`), then every positioned read is
 //! a `GET` with `Range: bytes=a-b` over a shared keep-alive agent, retried up to 3 times with
-//! back-off from 100 ms; a short or non-206 answer is an error.
+//! back-off from 100 ms; a short or non-206 answer is an error. http and https (rustls with the
+//! ring provider, Mozilla's roots). Also the catalog's probes ([`HttpClient::exists`],
+//! [`HttpClient::get_text`]).
 
 use std::io::{self, Read};
 use std::time::Duration;
@@ -75,6 +77,35 @@ impl HttpClient {
             .build();
         HttpClient {
             agent: config.into(),
+        }
+    }
+
+    /// `HEAD url`: `true` on 200, `false` on 404, an error otherwise (the catalog's "is it
+    /// published" probe).
+    pub fn exists(&self, url: &str) -> Result<bool, HttpError> {
+        match self.agent.head(url).call() {
+            Ok(response) if response.status().as_u16() == 200 => Ok(true),
+            Ok(response) => Err(HttpError::Status(response.status().as_u16())),
+            Err(ureq::Error::StatusCode(404)) => Ok(false),
+            Err(other) => Err(transport(other)),
+        }
+    }
+
+    /// `GET url` of a small text file (at most `max` bytes): `None` on 404.
+    pub fn get_text(&self, url: &str, max: u64) -> Result<Option<String>, HttpError> {
+        match self.agent.get(url).call() {
+            Ok(response) => {
+                let mut text = String::new();
+                response
+                    .into_body()
+                    .into_reader()
+                    .take(max)
+                    .read_to_string(&mut text)
+                    .map_err(|e| HttpError::Transport(e.to_string()))?;
+                Ok(Some(text))
+            }
+            Err(ureq::Error::StatusCode(404)) => Ok(None),
+            Err(other) => Err(transport(other)),
         }
     }
 

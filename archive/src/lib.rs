@@ -7,6 +7,7 @@
 pub mod block;
 pub mod build;
 pub mod car;
+pub mod catalog;
 pub mod cid;
 pub mod error;
 pub mod frame;
@@ -33,9 +34,10 @@ pub mod proto {
     ));
 }
 
+pub use catalog::{Catalog, LiveStore, open_archives};
 pub use cid::Cid;
 pub use error::FormatError;
-pub use local::{EpochArchive, LocalArchive};
+pub use local::{EpochArchive, LocalArchive, PieceInfo};
 pub use model::{Block, SignatureInfo, SignatureQuery, Transaction, TransactionInBlock};
 pub use store::{ArchiveError, ArchiveStore, SlotLookup};
 

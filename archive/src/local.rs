@@ -9,6 +9,7 @@
 //! - signatures_for_address: the asig index only (no CAR reads).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::block::{decode_slot_range, decode_transaction};
 use crate::car::{self, parse_section};
@@ -32,6 +33,7 @@ pub type Source = Box<dyn ReadAt>;
 struct Piece {
     name: String,
     car: Source,
+    root: Cid,
     epoch: u64,
     first_slot: u64,
     last_slot: u64,
@@ -47,9 +49,20 @@ struct Piece {
 /// Epoch CARs and their indexes, local ([`EpochArchive::open`]) or behind an HTTP base address
 /// laid out like the public file host ([`EpochArchive::open_http`]).
 pub struct EpochArchive {
-    /// Sorted by first slot.
-    pieces: Vec<Piece>,
+    /// Sorted by first slot; shared so that [`EpochArchive::merge`] composes stores without
+    /// reopening files.
+    pieces: Vec<Arc<Piece>>,
     origin: String,
+}
+
+/// What [`EpochArchive::pieces`] reports about one CAR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PieceInfo {
+    pub name: String,
+    pub epoch: u64,
+    pub root: Cid,
+    pub first_slot: u64,
+    pub last_slot: u64,
 }
 
 /// The store over a local directory (the same type as the HTTP one).
@@ -155,6 +168,7 @@ impl Piece {
         Ok(Some(Piece {
             name,
             car,
+            root,
             epoch,
             first_slot,
             last_slot,
@@ -324,7 +338,7 @@ impl EpochArchive {
         let mut pieces = Vec::with_capacity(cars.len());
         for car in cars {
             if let Some(piece) = Piece::open(car, opener)? {
-                pieces.push(piece);
+                pieces.push(Arc::new(piece));
             }
         }
         pieces.sort_by_key(|p| p.first_slot);
@@ -343,6 +357,65 @@ impl EpochArchive {
     /// Where the archive was opened from (directory or base URL).
     pub fn origin(&self) -> &str {
         &self.origin
+    }
+
+    /// Opens exactly the given local CAR files with their indexes (e.g. one file at a time, so
+    /// that a catalog can keep what it opened keyed by root CID).
+    pub fn open_cars(cars: &[PathBuf], origin: &str) -> Result<EpochArchive, ArchiveError> {
+        let opener = |path: &Path, _small: bool| open_file(path);
+        Self::from_cars(cars, &opener, origin.to_string())
+    }
+
+    /// The pieces held: name (CAR path or URL), epoch, root CID and present slot span.
+    pub fn pieces(&self) -> Vec<PieceInfo> {
+        self.pieces
+            .iter()
+            .map(|p| PieceInfo {
+                name: p.name.clone(),
+                epoch: p.epoch,
+                root: p.root,
+                first_slot: p.first_slot,
+                last_slot: p.last_slot,
+            })
+            .collect()
+    }
+
+    /// One store over the pieces of `parts`, taken in order: a piece is dropped (and reported in
+    /// the second value) when a piece already taken has the same root CID or overlaps its slot
+    /// span, so the earlier part wins every duplicate. Files are shared, not reopened.
+    pub fn merge<'a>(
+        parts: impl IntoIterator<Item = &'a EpochArchive>,
+        origin: &str,
+    ) -> (EpochArchive, Vec<PieceInfo>) {
+        let mut taken: Vec<Arc<Piece>> = Vec::new();
+        let mut dropped = Vec::new();
+        for part in parts {
+            for piece in &part.pieces {
+                let duplicate = taken.iter().any(|t| {
+                    t.root == piece.root
+                        || (t.first_slot <= piece.last_slot && piece.first_slot <= t.last_slot)
+                });
+                if duplicate {
+                    dropped.push(PieceInfo {
+                        name: piece.name.clone(),
+                        epoch: piece.epoch,
+                        root: piece.root,
+                        first_slot: piece.first_slot,
+                        last_slot: piece.last_slot,
+                    });
+                } else {
+                    taken.push(Arc::clone(piece));
+                }
+            }
+        }
+        taken.sort_by_key(|p| p.first_slot);
+        (
+            EpochArchive {
+                pieces: taken,
+                origin: origin.to_string(),
+            },
+            dropped,
+        )
     }
 
     /// Where `slot` stands: the piece holding its range, or skipped/not held.

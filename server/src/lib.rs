@@ -17,4 +17,5 @@ pub mod http;
 pub mod insights;
 pub mod rpc;
 pub mod stream_service;
+pub mod tls_client;
 pub mod updates;

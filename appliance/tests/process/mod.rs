@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // Each test crate uses its own subset.
 
+pub mod servers;
+
 use std::net::SocketAddr;
 use std::process::Child;
 

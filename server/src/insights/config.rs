@@ -29,6 +29,8 @@ pub struct InsightsConfig {
     pub request_timeout: Duration,
     /// Largest upstream response accepted (a getBlock result).
     pub max_response_bytes: u64,
+    /// Trust for an https upstream (Mozilla's roots plus extra CAs).
+    pub upstream_trust: crate::tls_client::UpstreamTrust,
     pub limits: Limits,
 }
 
@@ -75,6 +77,7 @@ impl InsightsConfig {
             blocks_per_request: 500,
             request_timeout: Duration::from_secs(30),
             max_response_bytes: 64 << 20,
+            upstream_trust: crate::tls_client::UpstreamTrust::default(),
             limits: Limits::default(),
         }
     }

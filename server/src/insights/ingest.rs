@@ -35,6 +35,7 @@ impl Ingest {
             &config.upstream,
             config.request_timeout,
             config.max_response_bytes,
+            &config.upstream_trust,
         );
         let cursor = shared.store.cursor()?;
         let mut window = Window::new(config.limits.window_blocks);

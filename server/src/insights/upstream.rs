@@ -1,6 +1,7 @@
 //! The upstream validator's JSON-RPC, as the ingest uses it: `getSlot` and `getBlocks` at
 //! commitment confirmed, `getBlock` with full details, version 0, rewards off. A blocking HTTP/1.1
-//! client (ureq, keep-alive) on the ingest thread.
+//! client (ureq, keep-alive) on the ingest thread; http or https (rustls, Mozilla's roots plus
+//! the extra CAs of [`crate::tls_client::UpstreamTrust`]).
 
 use std::time::Duration;
 
@@ -45,9 +46,15 @@ struct Envelope<T> {
 }
 
 impl Upstream {
-    pub fn new(url: &str, timeout: Duration, max_response_bytes: u64) -> Self {
+    pub fn new(
+        url: &str,
+        timeout: Duration,
+        max_response_bytes: u64,
+        trust: &crate::tls_client::UpstreamTrust,
+    ) -> Self {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
+            .tls_config(trust.ureq_tls())
             .http_status_as_error(false)
             .build();
         Self {

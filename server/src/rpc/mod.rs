@@ -27,11 +27,14 @@ pub mod upstream;
 use std::sync::Arc;
 
 use archive::ArchiveStore;
+use archive::catalog::Catalog;
 
 use crate::http::HttpMount;
 pub use methods::MethodSettings;
 pub use rate_limit::RateLimitConfig;
 pub use upstream::{UpstreamConfig, UpstreamConfigError};
+
+use crate::tls_client::UpstreamTrust;
 
 /// Settings of the JSON-RPC frontend.
 #[derive(Debug, Clone, Default)]
@@ -49,6 +52,7 @@ pub struct RpcConfig {
 pub struct Rpc {
     shared: Arc<service::Shared>,
     upstream: Option<UpstreamConfig>,
+    catalog: Option<Arc<Catalog>>,
 }
 
 impl Rpc {
@@ -61,7 +65,13 @@ impl Rpc {
                 settings: config.methods,
             }),
             upstream: config.upstream,
+            catalog: None,
         }
+    }
+
+    /// The archive sources' catalog (when the store came from `--archive` values).
+    pub fn catalog(&self) -> Option<&Arc<Catalog>> {
+        self.catalog.as_ref()
     }
 
     /// Registers `POST /` on each worker (each worker gets its own upstream client).
@@ -76,6 +86,9 @@ impl Rpc {
     /// Appends the frontend's metrics (Prometheus text) to `out`.
     pub fn render_metrics(&self, out: &mut String) {
         self.shared.metrics.render(&self.shared.limiter, out);
+        if let Some(catalog) = &self.catalog {
+            catalog.metrics().render(out);
+        }
     }
 
     /// The counters, for tests and the appliance.
@@ -92,20 +105,8 @@ pub fn mount(config: RpcConfig, store: Arc<dyn ArchiveStore>) -> HttpMount {
 /// Why the frontend could not be set up from the command line.
 #[derive(Debug, thiserror::Error)]
 pub enum RpcSetupError {
-    #[error(
-        "--archive {0}: archives behind an HTTP address are not supported by this build yet; mirror the epoch directory locally"
-    )]
-    RemoteArchive(String),
-    #[error(
-        "--archive given {0} times: this build serves one directory; put every epoch's CARs and indexes in one directory"
-    )]
-    SeveralArchives(usize),
-    #[error("--archive {dir}: {source}")]
-    Open {
-        dir: String,
-        #[source]
-        source: archive::ArchiveError,
-    },
+    #[error(transparent)]
+    Archive(#[from] archive::catalog::CatalogError),
     #[error(transparent)]
     Upstream(#[from] UpstreamConfigError),
 }
@@ -113,44 +114,46 @@ pub enum RpcSetupError {
 impl RpcSetupError {
     pub fn label(&self) -> &'static str {
         match self {
-            Self::RemoteArchive(_) => "remote_archive",
-            Self::SeveralArchives(_) => "several_archives",
-            Self::Open { .. } => "open",
-            Self::Upstream(_) => "upstream",
+            Self::Archive(e) => e.label(),
+            Self::Upstream(e) => e.label(),
         }
     }
 }
 
-/// The frontend for `appliance run --archive DIR --upstream URL`: `None` when neither is given.
-/// With only `--upstream`, the archive is empty and every call goes to the upstream.
+/// Opens the `--archive` values (local directories and http(s) base URLs, mixed, in priority
+/// order) into one store: see [`archive::catalog`]. For commands that read the archive once
+/// (no periodic catalog checks).
+pub fn open_archives(archives: &[String]) -> Result<Arc<dyn ArchiveStore>, RpcSetupError> {
+    Ok(archive::catalog::open_archives(archives)?)
+}
+
+/// The frontend for `appliance run --archive SOURCE... --upstream URL`: `None` when neither is
+/// given. With only `--upstream`, the archive is empty and every call goes to the upstream. With
+/// archives, the frontend carries their [`Catalog`] (start its checks with
+/// [`Catalog::spawn_checks`]; its metrics are rendered with the frontend's).
 pub fn from_flags(
     archives: &[String],
     upstream: Option<&str>,
+    trust: &UpstreamTrust,
 ) -> Result<Option<Rpc>, RpcSetupError> {
     if archives.is_empty() && upstream.is_none() {
         return Ok(None);
     }
-    let upstream = upstream.map(UpstreamConfig::new).transpose()?;
-    let store: Arc<dyn ArchiveStore> = match archives {
-        [] => Arc::new(memory_store::MemoryStore::default()),
-        [dir] if dir.starts_with("http://") || dir.starts_with("https://") => {
-            return Err(RpcSetupError::RemoteArchive(dir.clone()));
-        }
-        [dir] => Arc::new(
-            archive::local::LocalArchive::open(std::path::Path::new(dir)).map_err(|source| {
-                RpcSetupError::Open {
-                    dir: dir.clone(),
-                    source,
-                }
-            })?,
-        ),
-        several => return Err(RpcSetupError::SeveralArchives(several.len())),
+    let upstream = upstream
+        .map(|url| UpstreamConfig::with_trust(url, trust))
+        .transpose()?;
+    let config = RpcConfig {
+        upstream,
+        ..RpcConfig::default()
     };
-    Ok(Some(Rpc::new(
-        RpcConfig {
-            upstream,
-            ..RpcConfig::default()
-        },
-        store,
-    )))
+    if archives.is_empty() {
+        return Ok(Some(Rpc::new(
+            config,
+            Arc::new(memory_store::MemoryStore::default()),
+        )));
+    }
+    let catalog = Arc::new(Catalog::open(archives)?);
+    let mut rpc = Rpc::new(config, catalog.store());
+    rpc.catalog = Some(catalog);
+    Ok(Some(rpc))
 }

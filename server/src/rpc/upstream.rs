@@ -1,27 +1,33 @@
 //! The HTTP client for the upstream validator: posts a JSON-RPC body unchanged and hands back the
 //! status, content type and body unchanged. hyper-util's pooled HTTP/1.1 client (already in the
-//! build through tonic); one client per actix worker, since each worker runs its own runtime.
-//! Bounded: a per-request timeout and a cap on the response size.
+//! build through tonic) over a rustls connector (`hyper-rustls`, ring provider): `http://` and
+//! `https://` upstreams, trusting Mozilla's roots plus optional extra CAs
+//! ([`crate::tls_client::UpstreamTrust`]). One client per actix worker, since each worker runs
+//! its own runtime. Bounded: a per-request timeout and a cap on the response size.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+
+use crate::tls_client::{TlsClientError, UpstreamTrust};
 
 /// Why the upstream URL is not usable.
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamConfigError {
     #[error("upstream URL {url:?} does not parse: {reason}")]
     BadUrl { url: String, reason: String },
-    #[error(
-        "upstream URL {url:?}: only http:// is supported by this build (put a TLS-terminating proxy in front of an https upstream)"
-    )]
+    #[error("upstream URL {url:?}: only http:// and https:// URLs with a host are supported")]
     Scheme { url: String },
+    #[error(transparent)]
+    Tls(#[from] TlsClientError),
 }
 
 impl UpstreamConfigError {
@@ -29,6 +35,7 @@ impl UpstreamConfigError {
         match self {
             Self::BadUrl { .. } => "bad_url",
             Self::Scheme { .. } => "scheme",
+            Self::Tls(e) => e.label(),
         }
     }
 }
@@ -61,11 +68,18 @@ pub struct UpstreamConfig {
     pub timeout: Duration,
     /// Largest response accepted (a full mainnet block in JSON can be tens of MB).
     pub max_response_bytes: usize,
+    /// TLS settings for an https upstream (Mozilla's roots plus the extra CAs).
+    pub tls: Arc<rustls::ClientConfig>,
 }
 
 impl UpstreamConfig {
-    /// Default timeout and size cap for `url`.
+    /// Default timeout and size cap for `url`, Mozilla's roots for https.
     pub fn new(url: &str) -> Result<Self, UpstreamConfigError> {
+        Self::with_trust(url, &UpstreamTrust::default())
+    }
+
+    /// Default timeout and size cap for `url`, trusting `trust` for https.
+    pub fn with_trust(url: &str, trust: &UpstreamTrust) -> Result<Self, UpstreamConfigError> {
         let uri: Uri =
             url.parse().map_err(
                 |e: hyper::http::uri::InvalidUri| UpstreamConfigError::BadUrl {
@@ -73,7 +87,7 @@ impl UpstreamConfig {
                     reason: e.to_string(),
                 },
             )?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none() {
+        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
             return Err(UpstreamConfigError::Scheme {
                 url: url.to_string(),
             });
@@ -82,6 +96,7 @@ impl UpstreamConfig {
             uri,
             timeout: Duration::from_secs(30),
             max_response_bytes: 256 << 20,
+            tls: trust.rustls_config()?,
         })
     }
 }
@@ -97,15 +112,21 @@ pub struct UpstreamResponse {
 /// A pooled client bound to one upstream.
 #[derive(Clone)]
 pub struct Upstream {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     config: UpstreamConfig,
 }
 
 impl Upstream {
     /// Builds the client (connections open lazily, on the runtime that uses it).
     pub fn new(config: UpstreamConfig) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
+        let mut http = HttpConnector::new();
+        http.set_nodelay(true);
+        http.enforce_http(false);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config((*config.tls).clone())
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(64)
@@ -151,10 +172,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_plain_http_urls_are_accepted() {
+    fn http_and_https_urls_are_accepted() {
         assert!(UpstreamConfig::new("http://127.0.0.1:8899").is_ok());
+        assert!(UpstreamConfig::new("https://api.mainnet-beta.solana.com").is_ok());
         assert!(matches!(
-            UpstreamConfig::new("https://api.mainnet-beta.solana.com"),
+            UpstreamConfig::new("ftp://example.com"),
             Err(UpstreamConfigError::Scheme { .. })
         ));
         assert!(matches!(

@@ -1,0 +1,561 @@
+//! `appliance run --archive ...` end to end: the real binary serves the real epoch-0 CAR pieces
+//! (indexed with `appliance archive index`) from a directory, from an HTTP base URL (a
+//! range-capable file server started here), and from both at once; a catalog check activates an
+//! epoch published while it runs; an https upstream (a TLS **stand-in**, self-signed test CA) is
+//! reached through `--upstream-ca`. Expected values are read from the CAR files by the test itself
+//! (section stream and node decoder), not through the indexes the server uses.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod process;
+
+use std::collections::HashMap;
+use std::io::BufWriter;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use archive::car::CarStream;
+use archive::node::{BlockNode, EntryNode, TransactionNode};
+use archive::{Cid, txwire};
+use process::Appliance;
+use process::servers::{file_server, standin_upstream};
+use serde_json::{Value, json};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../archive/tests/fixtures");
+/// Mainnet's genesis creation time (2020-03-16T14:29:00Z), getBlockTime(0).
+const MAINNET_GENESIS_TIME: i64 = 1_584_368_940;
+const TLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls");
+
+/// One block as the CAR holds it.
+#[derive(Debug, Clone)]
+struct Expected {
+    slot: u64,
+    parent: u64,
+    blockhash: String,
+    /// First signatures in block order, with the static keys of each transaction.
+    txs: Vec<(String, Vec<[u8; 32]>)>,
+    block_time: Option<i64>,
+}
+
+/// Every block of a CAR file, read from its sections.
+fn blocks_of(car: &Path) -> Vec<Expected> {
+    let bytes = std::fs::read(car).unwrap();
+    let mut stream = CarStream::new(&bytes[..], 1 << 20).unwrap();
+    let mut nodes: HashMap<Cid, Vec<u8>> = HashMap::new();
+    let mut blocks = Vec::new();
+    while let Some(section) = stream.next_section().unwrap() {
+        nodes.insert(section.cid, section.node.to_vec());
+        if let Ok(block) = BlockNode::decode(section.node) {
+            blocks.push(block);
+        }
+    }
+    blocks
+        .into_iter()
+        .map(|block| {
+            let mut hash = [0u8; 32];
+            let mut txs = Vec::new();
+            for entry in &block.entries {
+                let entry = EntryNode::decode(&nodes[entry]).unwrap();
+                hash = entry.hash;
+                for tx in &entry.transactions {
+                    let node = TransactionNode::decode(&nodes[tx]).unwrap();
+                    let summary = txwire::summarize(node.data.data).unwrap();
+                    txs.push((
+                        bs58::encode(summary.first_signature).into_string(),
+                        summary.static_keys,
+                    ));
+                }
+            }
+            Expected {
+                slot: block.slot,
+                parent: block.parent_slot,
+                blockhash: bs58::encode(hash).into_string(),
+                txs,
+                block_time: (block.blocktime != 0).then_some(block.blocktime),
+            }
+        })
+        .collect()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Copies the named epoch-0 pieces into `dir` under the given names and indexes them with the
+/// real binary.
+fn indexed(dir: &Path, pieces: &[(&str, &str)]) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut cars = Vec::new();
+    for (from, to) in pieces {
+        let car = dir.join(to);
+        std::fs::copy(Path::new(FIXTURES).join(from), &car).unwrap();
+        cars.push(car);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["archive", "index", "--no-progress"])
+        .args(&cars)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    cars
+}
+
+/// Starts `appliance run` with `args` and waits for its HTTP address.
+fn start(args: &[String]) -> (Appliance, SocketAddr) {
+    let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let db = tempfile::tempdir().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["run", "--udp", "127.0.0.1:0", "--grpc"])
+        .arg(format!("127.0.0.1:{}", free_port()))
+        .arg("--http")
+        .arg(http.to_string())
+        .arg("--insights-db")
+        .arg(db.path().join("insights.redb"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut appliance = Appliance { child };
+    std::mem::forget(db); // lives as long as the process (a temporary directory)
+    let start = Instant::now();
+    loop {
+        if std::net::TcpStream::connect(http).is_ok() {
+            break;
+        }
+        if let Some(status) = appliance.child.try_wait().unwrap() {
+            panic!("appliance exited: {status}");
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no HTTP address");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (appliance, http)
+}
+
+/// One JSON-RPC call; waits out the per-IP rate limit (100/s) when the checks hit it.
+fn rpc(http: SocketAddr, method: &str, params: Value) -> (u16, Value) {
+    loop {
+        let (status, answer) = rpc_once(http, method, params.clone());
+        if status != 429 {
+            return (status, answer);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn rpc_once(http: SocketAddr, method: &str, params: Value) -> (u16, Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut response = agent
+        .post(&format!("http://{http}/"))
+        .header("Content-Type", "application/json")
+        .send(body.to_string().as_bytes())
+        .unwrap();
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn metrics(http: SocketAddr) -> String {
+    process::http_get(http, "/metrics", &[]).1
+}
+
+fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// getBlock / getBlockTime / getTransaction for every block, getSlot, and
+/// getSignaturesForAddress (with paging) against the blocks read from the CARs.
+fn check_served(http: SocketAddr, blocks: &[Expected]) {
+    let hashes: HashMap<u64, &str> = blocks
+        .iter()
+        .map(|b| (b.slot, b.blockhash.as_str()))
+        .collect();
+    for block in blocks {
+        let (status, answer) = rpc(
+            http,
+            "getBlock",
+            json!([block.slot, {"transactionDetails": "signatures", "rewards": false, "maxSupportedTransactionVersion": 0}]),
+        );
+        assert_eq!(status, 200, "{answer}");
+        let result = &answer["result"];
+        assert_eq!(result["blockhash"], block.blockhash, "slot {}", block.slot);
+        assert_eq!(result["parentSlot"], block.parent, "slot {}", block.slot);
+        // (A parent outside the served blocks comes from the upstream, or prints as 1111...)
+        if let Some(parent_hash) = hashes.get(&block.parent) {
+            assert_eq!(
+                result["previousBlockhash"], *parent_hash,
+                "slot {}",
+                block.slot
+            );
+        }
+        let sigs: Vec<&str> = block.txs.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(result["signatures"], json!(sigs), "slot {}", block.slot);
+        let (_, time) = rpc(http, "getBlockTime", json!([block.slot]));
+        // Slot 0: the CAR has no time; the frontend answers mainnet's genesis creation time.
+        let want = if block.slot == 0 {
+            Some(MAINNET_GENESIS_TIME)
+        } else {
+            block.block_time
+        };
+        assert_eq!(time["result"], json!(want), "slot {}", block.slot);
+        for (sig, keys) in &block.txs {
+            let (_, tx) = rpc(
+                http,
+                "getTransaction",
+                json!([sig, {"encoding": "json", "maxSupportedTransactionVersion": 0}]),
+            );
+            assert_eq!(tx["result"]["slot"], block.slot, "{sig}: {tx}");
+            assert_eq!(tx["result"]["transaction"]["signatures"][0], *sig);
+            let key0 = bs58::encode(keys[0]).into_string();
+            assert_eq!(
+                tx["result"]["transaction"]["message"]["accountKeys"][0],
+                key0
+            );
+        }
+    }
+    let newest = blocks.iter().map(|b| b.slot).max().unwrap();
+    assert_eq!(rpc(http, "getSlot", json!([])).1["result"], newest);
+
+    // The non-sysvar key in most transactions.
+    let mut counts: HashMap<[u8; 32], Vec<(u64, &str)>> = HashMap::new();
+    for block in blocks {
+        for (sig, keys) in &block.txs {
+            let mut keys = keys.clone();
+            keys.sort();
+            keys.dedup();
+            for key in keys.into_iter().filter(|k| !txwire::is_sysvar(k)) {
+                counts.entry(key).or_default().push((block.slot, sig));
+            }
+        }
+    }
+    let (address, expected) = counts.iter().max_by_key(|(_, v)| v.len()).unwrap();
+    let address = bs58::encode(address).into_string();
+    let (_, all) = rpc(
+        http,
+        "getSignaturesForAddress",
+        json!([address, {"limit": 1000}]),
+    );
+    let all = all["result"].as_array().unwrap().clone();
+    assert_eq!(all.len(), expected.len());
+    let mut got: Vec<&str> = all
+        .iter()
+        .map(|r| r["signature"].as_str().unwrap())
+        .collect();
+    let slots: Vec<u64> = all.iter().map(|r| r["slot"].as_u64().unwrap()).collect();
+    assert!(slots.windows(2).all(|w| w[0] >= w[1]), "newest first");
+    got.sort_unstable();
+    let mut want: Vec<&str> = expected.iter().map(|(_, s)| *s).collect();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    // Pages of 5 through `before` give the same list.
+    let mut paged = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let mut options = json!({"limit": 5});
+        if let Some(b) = &before {
+            options["before"] = json!(b);
+        }
+        let (_, page) = rpc(http, "getSignaturesForAddress", json!([address, options]));
+        let page = page["result"].as_array().unwrap().clone();
+        if page.is_empty() {
+            break;
+        }
+        before = Some(page.last().unwrap()["signature"].as_str().unwrap().into());
+        paged.extend(page);
+    }
+    assert_eq!(paged, all);
+    // `until` stops before the given (older) signature.
+    if all.len() > 3 {
+        let until = all[3]["signature"].as_str().unwrap();
+        let (_, head) = rpc(
+            http,
+            "getSignaturesForAddress",
+            json!([address, {"until": until}]),
+        );
+        assert_eq!(head["result"].as_array().unwrap()[..], all[..3]);
+    }
+}
+
+fn pieces_blocks(names: &[&str]) -> Vec<Expected> {
+    names
+        .iter()
+        .flat_map(|n| blocks_of(&Path::new(FIXTURES).join(n)))
+        .collect()
+}
+
+#[test]
+fn serves_split_epoch_from_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = ["epoch-0-1.car", "epoch-0-2.car", "epoch-0-3.car"];
+    indexed(dir.path(), &names.map(|n| (n, n)));
+    let (upstream, seen) = standin_upstream(None);
+    let (_app, http) = start(&[
+        "--archive".into(),
+        dir.path().display().to_string(),
+        "--upstream".into(),
+        upstream,
+    ]);
+    let blocks = pieces_blocks(&names);
+    assert_eq!(blocks.len(), 30);
+    check_served(http, &blocks);
+    // Archive slots never went to the upstream.
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|(m, _)| m != "getBlock" && m != "getTransaction"),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    let text = metrics(http);
+    assert!(text.contains("archive_pieces_served 3"), "{text}");
+    assert!(text.contains("archive_epochs_served 1"), "{text}");
+}
+
+/// A host publishing the first piece as "epoch 0" (`0/epoch-0.car`, its `.cid`, its indexes).
+fn host_with_piece_one() -> (tempfile::TempDir, String, Arc<AtomicUsize>) {
+    let host = tempfile::tempdir().unwrap();
+    let cars = indexed(&host.path().join("0"), &[("epoch-0-1.car", "epoch-0.car")]);
+    let header = std::fs::read(&cars[0]).unwrap();
+    let root = archive::car::parse_header(&header).unwrap().root;
+    std::fs::write(host.path().join("0/epoch-0.cid"), format!("{root}\n")).unwrap();
+    let (base, ranges) = file_server(host.path().to_path_buf());
+    (host, base, ranges)
+}
+
+#[test]
+fn serves_an_epoch_behind_an_http_base_url() {
+    let (_host, base, ranges) = host_with_piece_one();
+    let (upstream, _) = standin_upstream(None);
+    let (_app, http) = start(&["--archive".into(), base, "--upstream".into(), upstream]);
+    check_served(http, &pieces_blocks(&["epoch-0-1.car"]));
+    assert!(
+        ranges.load(Ordering::Relaxed) > 0,
+        "read with range requests"
+    );
+}
+
+#[test]
+fn url_and_directory_together_first_source_wins_duplicates() {
+    let (_host, base, ranges) = host_with_piece_one();
+    let dir = tempfile::tempdir().unwrap();
+    let names = ["epoch-0-1.car", "epoch-0-2.car", "epoch-0-3.car"];
+    indexed(dir.path(), &names.map(|n| (n, n)));
+    // The URL holds piece 1 (as epoch 0), the directory all three: piece 1 of the directory has
+    // the same root and is shadowed; pieces 2 and 3 come from the directory.
+    let (_app, http) = start(&[
+        "--archive".into(),
+        base,
+        "--archive".into(),
+        dir.path().display().to_string(),
+    ]);
+    check_served(http, &pieces_blocks(&names));
+    let text = metrics(http);
+    assert!(text.contains("archive_pieces_served 3"), "{text}");
+    // Piece 1 is served from the URL (the first source), pieces 2 and 3 from the directory.
+    let before = ranges.load(Ordering::Relaxed);
+    let (_, block) = rpc(http, "getBlock", json!([3, {"transactionDetails": "none"}]));
+    assert!(block["result"]["blockhash"].is_string(), "{block}");
+    let after = ranges.load(Ordering::Relaxed);
+    assert!(after > before, "slot 3 read over HTTP");
+    let (_, block) = rpc(
+        http,
+        "getBlock",
+        json!([13, {"transactionDetails": "none"}]),
+    );
+    assert!(block["result"]["blockhash"].is_string(), "{block}");
+    assert_eq!(
+        ranges.load(Ordering::Relaxed),
+        after,
+        "slot 13 read locally"
+    );
+}
+
+/// Writes a generated epoch `epoch` (whole-epoch layout) under `dir` with its indexes; returns its
+/// blocks and the names of its files.
+fn synth_epoch(dir: &Path, epoch: u64, seed: u64) -> Vec<Expected> {
+    use archive::build::{BuildOptions, build_indexes};
+    use archive::synth::{Synth, SynthOptions};
+    use archive::writer::{CarWriter, RootKind, WriterOptions};
+    std::fs::create_dir_all(dir).unwrap();
+    let car = dir.join(format!("epoch-{epoch}.car"));
+    let mut synth = Synth::new(SynthOptions {
+        first_slot: epoch * 432_000,
+        slots: 12,
+        seed,
+        ..SynthOptions::default()
+    });
+    let blocks: Vec<_> = synth.by_ref().collect();
+    let mut writer = CarWriter::new(
+        BufWriter::new(std::fs::File::create(&car).unwrap()),
+        RootKind::Epoch(epoch),
+        WriterOptions::default(),
+    )
+    .unwrap();
+    for block in &blocks {
+        writer.write_block(block).unwrap();
+    }
+    let (root, _) = writer.finish().unwrap();
+    std::fs::write(dir.join(format!("epoch-{epoch}.cid")), root.to_string()).unwrap();
+    build_indexes(
+        &car,
+        &BuildOptions {
+            progress: false,
+            partitions: None,
+        },
+    )
+    .unwrap();
+    blocks_of(&car)
+}
+
+#[test]
+fn catalog_check_activates_a_newly_published_epoch() {
+    let host = tempfile::tempdir().unwrap();
+    let staging = tempfile::tempdir().unwrap();
+    let first = synth_epoch(&host.path().join("1"), 1, 1);
+    let second = synth_epoch(&staging.path().join("2"), 2, 2);
+    let watched = tempfile::tempdir().unwrap(); // a local source, empty at start
+    let (base, _) = file_server(host.path().to_path_buf());
+    let (_app, http) = start(&[
+        "--archive".into(),
+        format!("{base}#1"),
+        "--archive".into(),
+        watched.path().display().to_string(),
+        "--archive-check-interval".into(),
+        "200ms".into(),
+    ]);
+    let slot = |b: &Expected| json!([b.slot, {"transactionDetails": "none", "rewards": false}]);
+    let (_, answer) = rpc(http, "getBlock", slot(&first[0]));
+    assert_eq!(answer["result"]["blockhash"], first[0].blockhash);
+    let (_, answer) = rpc(http, "getBlock", slot(&second[0]));
+    assert_eq!(answer["error"]["code"], -32004, "{answer}");
+
+    // Half-published: the CAR and .cid are there, the indexes not yet. Not activated.
+    let target = host.path().join("2");
+    std::fs::create_dir_all(&target).unwrap();
+    for name in ["epoch-2.car", "epoch-2.cid"] {
+        std::fs::copy(staging.path().join("2").join(name), target.join(name)).unwrap();
+    }
+    wait_for(Duration::from_secs(30), "an incomplete check", || {
+        metrics(http).contains("archive_catalog_failures_total{reason=\"incomplete\"}")
+    });
+    let (_, answer) = rpc(http, "getBlock", slot(&second[0]));
+    assert_eq!(answer["error"]["code"], -32004, "{answer}");
+
+    // Everything published: the next check activates epoch 2.
+    for entry in std::fs::read_dir(staging.path().join("2")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), target.join(entry.file_name())).unwrap();
+    }
+    wait_for(Duration::from_secs(30), "epoch 2 served", || {
+        rpc(http, "getBlock", slot(&second[0])).1["result"]["blockhash"] == second[0].blockhash
+    });
+    check_served(http, &[first.clone(), second.clone()].concat());
+    let text = metrics(http);
+    assert!(text.contains("archive_epochs_served 2"), "{text}");
+
+    // Epoch 1 is regenerated (new content, new root CID): files renamed into place, `.cid` last.
+    let replaced = synth_epoch(&staging.path().join("1"), 1, 77);
+    assert_ne!(replaced[0].blockhash, first[0].blockhash);
+    publish(
+        &staging.path().join("1"),
+        &host.path().join("1"),
+        "epoch-1.cid",
+    );
+    wait_for(Duration::from_secs(30), "epoch 1 replaced", || {
+        rpc(http, "getBlock", slot(&replaced[0])).1["result"]["blockhash"] == replaced[0].blockhash
+    });
+    check_served(http, &[replaced.clone(), second.clone()].concat());
+
+    // The local directory source is rescanned on the same schedule: epoch-0 pieces appear.
+    let pieces = tempfile::tempdir().unwrap();
+    indexed(pieces.path(), &[("epoch-0-1.car", "epoch-0-1.car")]);
+    publish(pieces.path(), watched.path(), "epoch-0-1.car");
+    let zero = pieces_blocks(&["epoch-0-1.car"]);
+    wait_for(Duration::from_secs(30), "the directory's new piece", || {
+        rpc(http, "getBlock", slot(&zero[5])).1["result"]["blockhash"] == zero[5].blockhash
+    });
+    let text = metrics(http);
+    assert!(text.contains("archive_epochs_served 3"), "{text}");
+}
+
+/// Moves every file of `from` into `to` (each renamed into place, so readers of the old file keep
+/// it), the file named `last` last.
+fn publish(from: &Path, to: &Path, last: &str) {
+    std::fs::create_dir_all(to).unwrap();
+    let mut names: Vec<_> = std::fs::read_dir(from)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort_by_key(|n| n == last);
+    for name in names {
+        std::fs::rename(from.join(&name), to.join(&name)).unwrap();
+    }
+}
+
+#[test]
+fn https_upstream_through_an_extra_ca() {
+    let tls = Path::new(TLS);
+    let (upstream, seen) =
+        standin_upstream(Some((&tls.join("server.pem"), &tls.join("server.key"))));
+    assert!(upstream.starts_with("https://"));
+    let dir = tempfile::tempdir().unwrap();
+    indexed(dir.path(), &[("epoch-0-1.car", "epoch-0-1.car")]);
+    let archive = dir.path().display().to_string();
+
+    // Without the test CA the upstream's certificate is refused: the proxied call fails (502).
+    {
+        let (_app, http) = start(&[
+            "--archive".into(),
+            archive.clone(),
+            "--upstream".into(),
+            upstream.clone(),
+        ]);
+        let (status, answer) = rpc(http, "getVersion", json!([]));
+        assert_eq!(status, 502, "{answer}");
+    }
+    assert!(seen.lock().unwrap().iter().all(|(m, _)| m != "getVersion"));
+
+    let (_app, http) = start(&[
+        "--archive".into(),
+        archive,
+        "--upstream".into(),
+        upstream,
+        "--upstream-ca".into(),
+        tls.join("ca.pem").display().to_string(),
+    ]);
+    let (status, answer) = rpc(http, "getVersion", json!([]));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["solana-core"], "stand-in");
+    // The insights ingest (ureq) reached the same https stand-in too.
+    wait_for(
+        Duration::from_secs(20),
+        "the insights ingest over https",
+        || {
+            seen.lock()
+                .unwrap()
+                .iter()
+                .any(|(_, agent)| agent.starts_with("ureq"))
+        },
+    );
+}

@@ -1,0 +1,216 @@
+//! Servers the archive tests run next to the appliance: a range-capable static file server (the
+//! archive's "public file host", same behaviour as the one in `archive/tests/http_source.rs`) and
+//! a **stand-in** for the upstream validator (a live validator cannot run here), plain or TLS,
+//! that records what it was asked.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Serves files under `root` over HTTP/1.1 keep-alive: HEAD, GET, GET with one
+/// `Range: bytes=a-b`. Returns the base URL and the count of range requests answered.
+pub fn file_server(root: PathBuf) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let ranges = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&ranges);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let root = root.clone();
+            let counter = Arc::clone(&counter);
+            std::thread::spawn(move || {
+                let reader = BufReader::new(stream.try_clone().unwrap());
+                let _ = serve_files(reader, stream, &root, &counter);
+            });
+        }
+    });
+    (format!("http://{addr}"), ranges)
+}
+
+fn serve_files(
+    mut reader: impl BufRead,
+    mut out: impl Write,
+    root: &Path,
+    ranges: &AtomicUsize,
+) -> std::io::Result<()> {
+    loop {
+        let mut request = String::new();
+        if reader.read_line(&mut request)? == 0 {
+            return Ok(());
+        }
+        let mut range = None;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("range")
+            {
+                let spec = value.trim().strip_prefix("bytes=").unwrap();
+                let (a, b) = spec.split_once('-').unwrap();
+                range = Some((a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()));
+            }
+        }
+        let mut parts = request.split_whitespace();
+        let method = parts.next().unwrap_or_default().to_string();
+        let path = root.join(parts.next().unwrap_or("/").trim_start_matches('/'));
+        let file = if path.is_file() {
+            File::open(&path).ok()
+        } else {
+            None
+        };
+        let Some(mut file) = file else {
+            out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")?;
+            out.flush()?;
+            continue;
+        };
+        let len = file.metadata()?.len();
+        match (method.as_str(), range) {
+            ("HEAD", _) => write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nAccept-Ranges: bytes\r\n\r\n"
+            )?,
+            ("GET", Some((a, b))) if a <= b && b < len => {
+                ranges.fetch_add(1, Ordering::Relaxed);
+                let mut body = vec![0u8; (b - a + 1) as usize];
+                file.seek(SeekFrom::Start(a))?;
+                file.read_exact(&mut body)?;
+                write!(
+                    out,
+                    "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {a}-{b}/{len}\r\n\r\n",
+                    body.len()
+                )?;
+                out.write_all(&body)?;
+            }
+            ("GET", Some(_)) => write!(
+                out,
+                "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n\r\n"
+            )?,
+            _ => {
+                let mut body = Vec::new();
+                file.read_to_end(&mut body)?;
+                write!(
+                    out,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                )?;
+                out.write_all(&body)?;
+            }
+        }
+        out.flush()?;
+    }
+}
+
+/// What the stand-in upstream was asked: (JSON-RPC method, User-Agent header).
+pub type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
+/// Stand-in upstream validator: `getVersion` → `{"solana-core":"stand-in"}`,
+/// `getSignaturesForAddress` → `[]`, anything else → `null`. With `tls` (certificate chain and
+/// key PEM files) it speaks https. Returns its URL and the log of calls.
+pub fn standin_upstream(tls: Option<(&Path, &Path)>) -> (String, Seen) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen: Seen = Arc::default();
+    let config = tls.map(|(chain, key)| {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let certs = CertificateDer::pem_file_iter(chain)
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_file(key).unwrap();
+        Arc::new(
+            rustls::ServerConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap(),
+        )
+    });
+    let scheme = if config.is_some() { "https" } else { "http" };
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let log = Arc::clone(&log);
+            let config = config.clone();
+            std::thread::spawn(move || match config {
+                Some(config) => {
+                    let conn = rustls::ServerConnection::new(config).unwrap();
+                    let mut tls = rustls::StreamOwned::new(conn, stream);
+                    let _ = serve_rpc(&mut tls, &log);
+                }
+                None => {
+                    let mut stream = stream;
+                    let _ = serve_rpc(&mut stream, &log);
+                }
+            });
+        }
+    });
+    (format!("{scheme}://{addr}"), seen)
+}
+
+fn serve_rpc(stream: &mut (impl Read + Write), seen: &Seen) -> std::io::Result<()> {
+    let mut reader = BufReader::new(StreamRef(stream));
+    loop {
+        let mut request = String::new();
+        if reader.read_line(&mut request)? == 0 {
+            return Ok(());
+        }
+        let (mut length, mut agent) = (0usize, String::new());
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap_or(0);
+                } else if name.eq_ignore_ascii_case("user-agent") {
+                    agent = value.trim().to_string();
+                }
+            }
+        }
+        let mut body = vec![0u8; length];
+        reader.read_exact(&mut body)?;
+        let call: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let method = call["method"].as_str().unwrap_or_default().to_string();
+        let result = match method.as_str() {
+            "getVersion" => serde_json::json!({"solana-core": "stand-in"}),
+            "getSignaturesForAddress" => serde_json::json!([]),
+            _ => serde_json::Value::Null,
+        };
+        seen.lock().unwrap().push((method, agent));
+        let answer =
+            serde_json::json!({"jsonrpc": "2.0", "id": call["id"].clone(), "result": result})
+                .to_string();
+        let out = reader.get_mut();
+        write!(
+            out.0,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+            answer.len()
+        )?;
+        out.0.flush()?;
+    }
+}
+
+/// Lets one stream be both read (through a `BufReader`) and written.
+struct StreamRef<'a, S>(&'a mut S);
+
+impl<S: Read> Read for StreamRef<'_, S> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
