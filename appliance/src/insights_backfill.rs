@@ -4,7 +4,7 @@
 //! progress bar on stderr and a summary line on stdout; the work is in the server crate.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 use server::insights::Limits;
@@ -13,8 +13,9 @@ use server::insights::store::Store;
 
 /// What to backfill, and where from and to.
 pub struct BackfillArgs<'a> {
-    /// Local epoch directories (each holding `*.car` files with their indexes).
-    pub archives: &'a [PathBuf],
+    /// The `--archive` values: local epoch directories and http(s) base URLs, in priority order
+    /// (as `appliance run --archive`).
+    pub archives: &'a [String],
     /// The insights store file (the one `appliance run --insights-db` uses).
     pub store: &'a Path,
     pub from: u64,
@@ -25,7 +26,8 @@ pub struct BackfillArgs<'a> {
 
 /// Backfills `from..=to`; the store must not be open in a running appliance (redb locks it).
 pub fn run(args: &BackfillArgs<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
-    let archive = open_archive(args.archives)?;
+    let archive = archive::catalog::open_archives(args.archives)
+        .with_context(|| format!("opening the archive {:?}", args.archives))?;
     let store = Store::open(args.store).with_context(|| {
         format!(
             "opening the insights store {} (stop the appliance that uses it first)",
@@ -67,15 +69,4 @@ pub fn run(args: &BackfillArgs<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// One store over the given local epoch directories.
-fn open_archive(dirs: &[PathBuf]) -> anyhow::Result<Box<dyn archive::ArchiveStore>> {
-    match dirs {
-        [dir] => Ok(Box::new(
-            archive::local::LocalArchive::open(dir)
-                .with_context(|| format!("opening the archive {}", dir.display()))?,
-        )),
-        _ => anyhow::bail!("give exactly one --archive directory"),
-    }
 }

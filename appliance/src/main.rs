@@ -77,9 +77,10 @@ enum InsightsCommand {
     /// Fill the insights store with the blocks and window snapshots of a slot range read from the
     /// epoch archive (run it while no appliance holds the store open).
     Backfill {
-        /// Local epoch directory (`*.car` files with their indexes, see `archive index`).
+        /// Epoch archive: a local directory (`*.car` with their indexes, see `archive index`) or an
+        /// http(s) base URL laid out like the public file host; repeat for several, in priority order.
         #[arg(long, required = true)]
-        archive: Vec<PathBuf>,
+        archive: Vec<String>,
         /// First slot of the range.
         #[arg(long)]
         from: u64,
