@@ -16,9 +16,11 @@ mod decode_tx;
 mod metrics;
 mod programs;
 mod receive;
+mod ring;
 
 mod run;
 mod security;
+mod workers;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
