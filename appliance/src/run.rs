@@ -14,7 +14,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -327,7 +327,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         shutdown: Arc::clone(&shutdown),
         decoder_config: config.decoder_config(),
         leaders,
-        highest_notified: AtomicU64::new(0),
+        highest_notified: std::sync::Mutex::new(None),
     });
     let workers = crate::workers::spawn(worker_rings, &pool_options, &shared)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);

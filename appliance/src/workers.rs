@@ -10,11 +10,11 @@
 //! ```
 //! Every ring is a bounded single-producer ring of preallocated slots (`crate::ring`): a full
 //! ring drops and counts, nothing waits. Slot notifications go out once per new highest slot
-//! across workers (a shared `fetch_max`). An idle worker spins briefly, then sleeps
+//! across workers, before the slot's shreds leave the set stage that raised it. An idle worker spins briefly, then sleeps
 //! `idle_sleep` between polls, so it does not burn its core.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -119,8 +119,8 @@ impl Forwarded {
                 self.slot = key.slot;
                 self.index = key.fec_set_index;
             }
-            // Floors stay with the worker whose set stage raised them (see `route`).
-            SetEvent::SlotFloor(_) => {}
+            // Floors and slot notifications stay with the worker that raised them (`route`).
+            SetEvent::SlotFloor(_) | SetEvent::HighestSlot(_) => {}
         }
     }
 
@@ -228,8 +228,10 @@ pub struct Shared {
     pub shutdown: Arc<AtomicBool>,
     pub decoder_config: DecoderConfig,
     pub leaders: LeaderSchedule,
-    /// Highest slot notified + 1 (0: none yet).
-    pub highest_notified: AtomicU64,
+    /// Highest slot notified. A lock rather than an atomic `fetch_max` so that a notification is
+    /// in the feed before any other worker can see the slot as notified and publish its
+    /// transactions; taken once per new highest slot per worker.
+    pub highest_notified: Mutex<Option<u64>>,
 }
 
 /// Starts the workers; `rings` from [`build_rings`].
@@ -331,7 +333,6 @@ pub struct Worker<'a> {
     slots: SlotStage,
     forward_out: Vec<Option<Producer<Forwarded>>>,
     counters: WorkerCounters,
-    notified: Option<u64>,
     shared: &'a Shared,
 }
 
@@ -350,7 +351,6 @@ impl<'a> Worker<'a> {
             slots: SlotStage::new(SlotStageConfig::from(&config)),
             forward_out,
             counters: WorkerCounters::default(),
-            notified: None,
             shared,
         }
     }
@@ -359,9 +359,13 @@ impl<'a> Worker<'a> {
     pub fn ingest(&mut self, datagram: &[u8], rx_ns: u64) {
         self.counters.datagrams += 1;
         self.counters.bytes += datagram.len() as u64;
-        let (own, workers) = (self.index, self.workers);
+        let (own, workers, shared) = (self.index, self.workers, self.shared);
         let (slots, forward_out) = (&mut self.slots, &mut self.forward_out);
+        let notifications = &mut self.counters.slot_notifications;
         let outcome = self.sets.ingest(datagram, rx_ns, &mut |event| {
+            if let SetEvent::HighestSlot(slot) = event {
+                *notifications += notify_slot(shared, slot);
+            }
             route(&event, own, workers, slots, forward_out);
         });
         match outcome {
@@ -371,7 +375,6 @@ impl<'a> Worker<'a> {
                 *self.counters.rejected.entry(reason.label()).or_default() += 1;
             }
         }
-        self.notify_slot();
         self.publish_batches();
     }
 
@@ -389,27 +392,6 @@ impl<'a> Worker<'a> {
         counters.sets_in_flight = self.sets.sets_in_flight();
         counters.pending_batches = self.slots.pending_batches();
         metrics.flush_worker(self.index, counters);
-    }
-
-    /// Publishes a slot notification when this worker's highest slot is new across workers.
-    fn notify_slot(&mut self) {
-        let Some(highest) = self.sets.highest_slot() else {
-            return;
-        };
-        if self.notified.is_some_and(|notified| highest <= notified) {
-            return;
-        }
-        self.notified = Some(highest);
-        let previous = self
-            .shared
-            .highest_notified
-            .fetch_max(highest.saturating_add(1), Ordering::AcqRel);
-        if previous <= highest {
-            self.counters.slot_notifications += 1;
-            self.shared.feed.publish(SubscribeUpdate {
-                update: Some(Update::Slot(stream::SlotNotification { slot: highest })),
-            });
-        }
     }
 
     /// Publishes the decoded updates of every entry batch that became complete. The
@@ -453,6 +435,22 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// Publishes a slot notification when `slot` is new across workers; 1 when it did.
+fn notify_slot(shared: &Shared, slot: u64) -> u64 {
+    let mut highest = shared
+        .highest_notified
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if highest.is_some_and(|notified| slot <= notified) {
+        return 0;
+    }
+    *highest = Some(slot);
+    shared.feed.publish(SubscribeUpdate {
+        update: Some(Update::Slot(stream::SlotNotification { slot })),
+    });
+    1
+}
+
 /// Sends a set-stage event to the slot stage of the slot's owner: applied at once when that is
 /// this worker, copied into the forwarding ring otherwise (full ring: dropped, counted there).
 fn route(
@@ -467,7 +465,7 @@ fn route(
         SetEvent::SetEvicted(key) => slot_shard(key.slot, workers),
         // Each worker's set stage sees every slot (sets are spread over all workers), so its
         // floor is applied to its own slot stage.
-        SetEvent::SlotFloor(_) => own,
+        SetEvent::SlotFloor(_) | SetEvent::HighestSlot(_) => own,
     };
     if owner == own {
         slots.apply(event);

@@ -64,6 +64,9 @@ pub enum SetEvent<'a> {
     DataShredReady(DataShredReady<'a>),
     /// The set was evicted before completing: its data shreds handed over so far are void.
     SetEvicted(SetKey),
+    /// A set of a slot above every slot seen so far was authenticated (the window's anchor
+    /// rose); comes before the set's data shreds, so a slot notification can precede them.
+    HighestSlot(u64),
     /// The slot window's floor rose: slots below it will not be seen again.
     SlotFloor(u64),
 }
@@ -201,6 +204,7 @@ impl SetStage {
             .highest_slot
             .map(|h| h.saturating_sub(self.config.slot_lookback));
         self.highest_slot = Some(slot);
+        sink(SetEvent::HighestSlot(slot));
         let floor = slot.saturating_sub(self.config.slot_lookback);
         if previous_floor.is_none_or(|previous| previous < floor) {
             self.fec.release_slots_below(floor);

@@ -148,6 +148,7 @@ impl SlotStage {
             SetEvent::DataShredReady(shred) => self.insert(shred),
             SetEvent::SetEvicted(key) => self.forget_set(*key),
             SetEvent::SlotFloor(floor) => self.release_slots_below(*floor),
+            SetEvent::HighestSlot(_) => {}
         }
     }
 

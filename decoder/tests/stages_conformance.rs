@@ -114,7 +114,7 @@ fn decode_sharded(
             let owner = match event {
                 SetEvent::DataShredReady(ready) => slot_shard(ready.slot, shards),
                 SetEvent::SetEvicted(key) => slot_shard(key.slot, shards),
-                SetEvent::SlotFloor(_) => shard,
+                SetEvent::SlotFloor(_) | SetEvent::HighestSlot(_) => shard,
             };
             slots[owner].apply(&event);
         });
