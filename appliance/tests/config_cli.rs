@@ -100,5 +100,8 @@ fn bad_configurations_fail_with_the_field_named() {
     assert!(output.status.success(), "{output:?}");
     let printed: toml::Value = toml::from_str(&String::from_utf8(output.stdout).unwrap()).unwrap();
     assert_eq!(printed["workers"]["count"].as_integer(), Some(3));
-    assert_eq!(printed["workers"]["cores"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        printed["workers"]["cores"].as_array().map(Vec::len),
+        Some(2)
+    );
 }
