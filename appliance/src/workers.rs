@@ -10,8 +10,9 @@
 //! ```
 //! Every ring is a bounded single-producer ring of preallocated slots (`crate::ring`): a full
 //! ring drops and counts, nothing waits. Slot notifications go out once per new highest slot
-//! across workers, before the slot's shreds leave the set stage that raised it. An idle worker spins briefly, then sleeps
-//! `idle_sleep` between polls, so it does not burn its core.
+//! across workers, before the slot's shreds leave the set stage that raised it. An idle worker
+//! yields briefly, then sleeps between polls, from `idle_sleep` doubling up to 16 × `idle_sleep`
+//! while the silence lasts, so it does not burn its core.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -39,6 +40,8 @@ use crate::ring::{Consumer, Producer, RingStats, ring};
 const METRICS_FLUSH: Duration = Duration::from_millis(100);
 /// Empty polls before an idle worker starts sleeping.
 const IDLE_SPINS: u32 = 64;
+/// An idle worker's sleep grows to this multiple of `idle_sleep` while the silence lasts.
+const IDLE_SLEEP_GROWTH: u32 = 16;
 /// Items taken from one ring before looking at the next (fairness between rings).
 const BURST: usize = 256;
 
@@ -313,7 +316,10 @@ fn worker_loop(
             idle_polls += 1;
             std::thread::yield_now();
         } else {
-            std::thread::sleep(idle_sleep);
+            // The sleep doubles while the silence lasts, up to IDLE_SLEEP_GROWTH × idle_sleep.
+            let doublings = (idle_polls - IDLE_SPINS).min(IDLE_SLEEP_GROWTH.ilog2());
+            idle_polls = idle_polls.saturating_add(1);
+            std::thread::sleep(idle_sleep * (1 << doublings));
         }
     }
     worker.flush(&shared.metrics);
