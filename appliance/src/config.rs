@@ -38,6 +38,7 @@ pub struct Config {
     pub http: Http,
     pub auth: Auth,
     pub decoder: Decoder,
+    pub workers: Workers,
     pub archive: Archive,
     pub programs: Programs,
 }
@@ -52,7 +53,8 @@ pub struct Sources {
     pub xdp: Vec<String>,
     /// Datagrams taken per receive call (recvmmsg batch / AF_XDP RX burst).
     pub receive_batch: usize,
-    /// Slots of each ring from a receive thread to the workers; full ring = drop and count.
+    /// Datagram slots (2 KiB each) of each ring from a receive thread to a worker; full ring =
+    /// drop and count.
     pub ring_slots: usize,
     /// Socket receive buffer of the UDP sources, bytes.
     pub socket_buffer_bytes: usize,
@@ -64,7 +66,7 @@ impl Default for Sources {
             udp: Vec::new(),
             xdp: Vec::new(),
             receive_batch: 64,
-            ring_slots: 65_536,
+            ring_slots: 8_192,
             socket_buffer_bytes: 64 << 20,
         }
     }
@@ -192,6 +194,33 @@ impl Default for Decoder {
             max_batch_bytes: defaults.max_batch_bytes,
             max_pending_batches: defaults.max_pending_batches,
             authenticate: defaults.fec.authenticate,
+        }
+    }
+}
+
+/// The worker pool (docs/workers.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Workers {
+    /// Worker threads, 1..=64; none = 1 on a machine with at most 2 cores, else the cores left
+    /// after the receive threads.
+    pub count: Option<usize>,
+    /// Data shred slots (1.2 KiB each) of each ring from one worker to another; full ring = drop
+    /// and count.
+    pub forward_slots: usize,
+    /// Cores to pin the workers to, in worker order; empty = unpinned.
+    pub cores: Vec<usize>,
+    /// How long an idle worker sleeps between polls, microseconds.
+    pub idle_sleep_us: u64,
+}
+
+impl Default for Workers {
+    fn default() -> Self {
+        Self {
+            count: None,
+            forward_slots: 4_096,
+            cores: Vec::new(),
+            idle_sleep_us: 50,
         }
     }
 }
@@ -368,6 +397,29 @@ impl Config {
             1 << 20,
         )?;
         self.archive.catalog_interval()?;
+        if let Some(count) = self.workers.count {
+            within("workers.count (--workers)", count, 1, 64)?;
+        }
+        within(
+            "workers.forward_slots",
+            self.workers.forward_slots,
+            64,
+            1 << 20,
+        )?;
+        within(
+            "workers.idle_sleep_us",
+            self.workers.idle_sleep_us as usize,
+            1,
+            100_000,
+        )?;
+        if let Some(count) = self.workers.count
+            && self.workers.cores.len() > count
+        {
+            return Err(ConfigError::Invalid {
+                field: "workers.cores (--worker-cores)",
+                reason: format!("{} cores for {count} workers", self.workers.cores.len()),
+            });
+        }
         for url in self.archive.upstream.iter() {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(ConfigError::Invalid {
@@ -445,11 +497,19 @@ mod tests {
 
     #[test]
     fn bounds_are_checked_and_named() {
-        let cases: [(&str, &str); 9] = [
+        let cases: [(&str, &str); 14] = [
+            ("[workers]\ncount = 0\n", "workers.count (--workers)"),
+            ("[workers]\ncount = 65\n", "workers.count (--workers)"),
+            ("[workers]\nforward_slots = 1\n", "workers.forward_slots"),
+            (
+                "[workers]\ncount = 1\ncores = [0, 1]\n",
+                "workers.cores (--worker-cores)",
+            ),
             ("[sources]\nring_slots = 1000\n", "sources.ring_slots"),
             ("[sources]\nreceive_batch = 0\n", "sources.receive_batch"),
             ("[replay]\nrate = 0\n", "replay.rate"),
             ("[grpc]\nsubscriber_queue = 0\n", "grpc.subscriber_queue"),
+            ("[grpc]\nmax_subscribers = 0\n", "grpc.max_subscribers"),
             ("[grpc]\ntls_cert = \"c.pem\"\n", "grpc.tls_cert"),
             (
                 "[decoder]\nmax_sets_in_flight = 1\n",

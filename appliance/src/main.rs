@@ -17,9 +17,11 @@ mod insights_backfill;
 mod metrics;
 mod programs;
 mod receive;
+mod ring;
 
 mod run;
 mod security;
+mod workers;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

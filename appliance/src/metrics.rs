@@ -1,6 +1,8 @@
-//! The appliance's metrics: the decode worker counts in a plain local [`WorkerCounters`] and
-//! flushes a copy every 100 ms (one lock per flush, none per packet); `/metrics` renders the last
-//! copy and the stream's session counters in the Prometheus text format.
+//! The appliance's metrics: each worker counts in a plain local [`WorkerCounters`] and flushes a
+//! copy every 100 ms (one lock per flush, none per packet); `/metrics` renders the sum of the
+//! last copies under the historical names, the per-worker series (`worker` label: datagrams, FEC
+//! sets, batches, ring occupancy and drops) and the stream's session counters in the Prometheus
+//! text format.
 //!
 //! Receive counters (per source: packets, bytes, drops by reason) come from
 //! `crate::receive::metrics`, which the receive threads update once per batch.
@@ -35,6 +37,13 @@ pub struct Histogram {
 }
 
 impl Histogram {
+    fn merge(&mut self, other: &Self) {
+        for (count, add) in self.counts.iter_mut().zip(&other.counts) {
+            *count += add;
+        }
+        self.sum_us += other.sum_us;
+    }
+
     pub fn record_ns(&mut self, nanos: u64) {
         let micros = nanos / 1_000;
         let bucket = BUCKETS_US
@@ -94,11 +103,77 @@ pub struct WorkerCounters {
     pub transactions: u64,
     pub updates_published: u64,
     pub slot_notifications: u64,
+    /// Data shreds (and evictions) other workers forwarded to this worker's slot stage.
+    pub forwarded_in: u64,
     pub decode: DecodeStats,
     pub stage_latency: [Histogram; STAGES.len()],
 }
 
 impl WorkerCounters {
+    /// Adds another worker's counters (and gauges) to these.
+    pub fn merge(&mut self, other: &Self) {
+        self.datagrams += other.datagrams;
+        self.bytes += other.bytes;
+        self.stored += other.stored;
+        self.redundant += other.redundant;
+        for (reason, count) in &other.rejected {
+            *self.rejected.entry(reason).or_default() += count;
+        }
+        let (fec, add) = (&mut self.fec, &other.fec);
+        fec.sets_completed += add.sets_completed;
+        fec.sets_recovered += add.sets_recovered;
+        fec.sets_failed += add.sets_failed;
+        fec.sets_evicted += add.sets_evicted;
+        fec.data_shreds_recovered += add.data_shreds_recovered;
+        fec.chain_links_verified += add.chain_links_verified;
+        fec.chain_links_broken += add.chain_links_broken;
+        let (batches, add) = (&mut self.batches, &other.batches);
+        batches.batches_emitted += add.batches_emitted;
+        batches.batches_invalid += add.batches_invalid;
+        batches.batches_uncertain_rejected += add.batches_uncertain_rejected;
+        batches.batches_incomplete += add.batches_incomplete;
+        batches.batches_too_large += add.batches_too_large;
+        batches.batches_dropped_queue_full += add.batches_dropped_queue_full;
+        batches.store_sets_evicted += add.store_sets_evicted;
+        self.sets_in_flight += other.sets_in_flight;
+        self.pending_batches += other.pending_batches;
+        self.entries += other.entries;
+        self.transactions += other.transactions;
+        self.updates_published += other.updates_published;
+        self.slot_notifications += other.slot_notifications;
+        self.forwarded_in += other.forwarded_in;
+        let (decode, add) = (&mut self.decode, &other.decode);
+        for (count, more) in decode
+            .instructions_decoded
+            .iter_mut()
+            .zip(&add.instructions_decoded)
+        {
+            *count += more;
+        }
+        for (row, more_row) in decode
+            .instruction_failures
+            .iter_mut()
+            .zip(&add.instruction_failures)
+        {
+            for (count, more) in row.iter_mut().zip(more_row) {
+                *count += more;
+            }
+        }
+        decode.routes_decoded += add.routes_decoded;
+        decode.route_errors += add.route_errors;
+        for (count, more) in decode
+            .legs_by_location
+            .iter_mut()
+            .zip(&add.legs_by_location)
+        {
+            *count += more;
+        }
+        decode.legs_end_uncertain += add.legs_end_uncertain;
+        for (histogram, more) in self.stage_latency.iter_mut().zip(&other.stage_latency) {
+            histogram.merge(more);
+        }
+    }
+
     /// Records the stage latencies of one published update.
     pub fn record_timing(&mut self, timing: &ServerTiming) {
         let stamps = [
@@ -115,9 +190,18 @@ impl WorkerCounters {
     }
 }
 
+/// A worker's inbound rings, summed per kind: `(occupancy, capacity, full drops)`.
+pub trait RingGauge: Send + Sync {
+    /// The rings from the receive threads.
+    fn receive(&self) -> (usize, usize, u64);
+    /// The rings from the other workers.
+    fn forward(&self) -> (usize, usize, u64);
+}
+
 /// The shared view `/metrics` renders.
 pub struct Metrics {
-    worker: Mutex<WorkerCounters>,
+    workers: Vec<Mutex<WorkerCounters>>,
+    rings: Vec<Box<dyn RingGauge>>,
     stream: Arc<StreamMetrics>,
     feed: Feed,
     ring_capacity: usize,
@@ -126,14 +210,20 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// `rings` holds one gauge per worker (its length is the worker count, at least 1).
     pub fn new(
         stream: Arc<StreamMetrics>,
         feed: Feed,
         ring_capacity: usize,
         sources: Vec<Arc<SourceMetrics>>,
+        rings: Vec<Box<dyn RingGauge>>,
     ) -> Self {
+        let workers = rings.len().max(1);
         Self {
-            worker: Mutex::new(WorkerCounters::default()),
+            workers: (0..workers)
+                .map(|_| Mutex::new(WorkerCounters::default()))
+                .collect(),
+            rings,
             stream,
             feed,
             ring_capacity,
@@ -141,19 +231,31 @@ impl Metrics {
         }
     }
 
-    /// Replaces the worker's snapshot (the worker's housekeeping flush).
-    pub fn flush(&self, counters: &WorkerCounters) {
-        if let Ok(mut snapshot) = self.worker.lock() {
+    /// Replaces worker `index`'s snapshot (the worker's housekeeping flush).
+    pub fn flush_worker(&self, index: usize, counters: &WorkerCounters) {
+        if let Some(Ok(mut snapshot)) = self.workers.get(index).map(Mutex::lock) {
             snapshot.clone_from(counters);
         }
     }
 
+    /// The last snapshot of every worker.
+    fn snapshots(&self) -> Vec<WorkerCounters> {
+        self.workers
+            .iter()
+            .map(|worker| match worker.lock() {
+                Ok(snapshot) => snapshot.clone(),
+                Err(_) => WorkerCounters::default(),
+            })
+            .collect()
+    }
+
     /// The Prometheus text exposition.
     pub fn render(&self) -> String {
-        let worker = match self.worker.lock() {
-            Ok(snapshot) => snapshot.clone(),
-            Err(_) => WorkerCounters::default(),
-        };
+        let snapshots = self.snapshots();
+        let mut worker = WorkerCounters::default();
+        for snapshot in &snapshots {
+            worker.merge(snapshot);
+        }
         let mut out = String::with_capacity(8 * 1024);
         let plain = |value: u64| vec![(String::new(), value)];
         crate::receive::metrics::render(&self.sources, &mut out);
@@ -387,6 +489,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
+        self.render_workers(&snapshots, &mut out);
         let name = "appliance_stage_latency_seconds";
         let _ = writeln!(
             out,
@@ -397,5 +500,88 @@ impl Metrics {
             histogram.render(&mut out, name, stage);
         }
         out
+    }
+
+    /// The per-worker series: work done and the state of each worker's inbound rings.
+    fn render_workers(&self, snapshots: &[WorkerCounters], out: &mut String) {
+        let mut family = |name: &str, kind: &str, help: &str, samples: Vec<(String, u64)>| {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (labels, value) in samples {
+                let _ = writeln!(out, "{name}{{{labels}}} {value}");
+            }
+        };
+        let per_worker = |value: &dyn Fn(&WorkerCounters) -> u64| -> Vec<(String, u64)> {
+            snapshots
+                .iter()
+                .enumerate()
+                .map(|(index, counters)| (format!("worker=\"{index}\""), value(counters)))
+                .collect()
+        };
+        family(
+            "appliance_worker_datagrams_total",
+            "counter",
+            "Datagrams a worker's set stage processed.",
+            per_worker(&|c| c.datagrams),
+        );
+        family(
+            "appliance_worker_forwarded_total",
+            "counter",
+            "Data shreds other workers forwarded to a worker's slot stage.",
+            per_worker(&|c| c.forwarded_in),
+        );
+        family(
+            "appliance_worker_entry_batches_total",
+            "counter",
+            "Entry batches a worker emitted.",
+            per_worker(&|c| c.batches.batches_emitted),
+        );
+        let mut sets = Vec::new();
+        for (index, counters) in snapshots.iter().enumerate() {
+            for (outcome, value) in [
+                ("completed", counters.fec.sets_completed),
+                ("recovered", counters.fec.sets_recovered),
+                ("failed", counters.fec.sets_failed),
+            ] {
+                sets.push((format!("worker=\"{index}\",outcome=\"{outcome}\""), value));
+            }
+        }
+        family(
+            "appliance_worker_fec_sets_total",
+            "counter",
+            "FEC sets by worker and outcome.",
+            sets,
+        );
+        let mut occupancy = Vec::new();
+        let mut capacity = Vec::new();
+        let mut drops = Vec::new();
+        for (index, rings) in self.rings.iter().enumerate() {
+            for (ring, reason, (used, size, dropped)) in [
+                ("receive", "ring_full", rings.receive()),
+                ("forward", "forward_full", rings.forward()),
+            ] {
+                let labels = format!("worker=\"{index}\",ring=\"{ring}\"");
+                occupancy.push((labels.clone(), used as u64));
+                capacity.push((labels, size as u64));
+                drops.push((format!("worker=\"{index}\",reason=\"{reason}\""), dropped));
+            }
+        }
+        family(
+            "appliance_ring_occupancy",
+            "gauge",
+            "Items waiting in a worker's inbound rings (receive: datagrams; forward: data shreds).",
+            occupancy,
+        );
+        family(
+            "appliance_ring_capacity",
+            "gauge",
+            "Slots of a worker's inbound rings.",
+            capacity,
+        );
+        family(
+            "appliance_ring_drops_total",
+            "counter",
+            "Items dropped because a worker's ring was full, by reason.",
+            drops,
+        );
     }
 }

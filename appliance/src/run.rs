@@ -1,12 +1,13 @@
-//! `appliance run`: the service. A receive-and-decode worker thread takes shreds from UDP (and,
-//! when asked or by default, a replay source sending a capture to it over loopback), decodes them
-//! and publishes `SubscribeUpdate`s with `ServerTiming` stamps to the feed that the gRPC
-//! `stream.Stream/SubscribeDecoded` service serves, until SIGINT or SIGTERM.
+//! `appliance run`: the service. Receive threads take shreds from UDP (and, when asked or by
+//! default, a replay source sending a capture to it over loopback) and shard them over the worker
+//! pool (`crate::workers`, `--workers N`), which decodes them and publishes `SubscribeUpdate`s
+//! with `ServerTiming` stamps to the feed that the gRPC `stream.Stream/SubscribeDecoded` service
+//! serves, until SIGINT or SIGTERM.
 //!
 //! Receive side (`crate::receive`): `--udp ADDR:PORT` sources read with batched `recvmmsg`,
 //! `--xdp IFACE:PORT` sources read over AF_XDP (the XDP program attached at start and detached on
-//! exit), one receive thread per source or NIC queue, handing fixed batches to the one decode
-//! worker. The archive and the insights API join in their issues; their flags are parsed already
+//! exit), one receive thread per source or NIC queue, copying each datagram into the bounded ring
+//! of the worker that owns its FEC set. The archive and the insights API join in their issues; their flags are parsed already
 //! and refused with a clear message until then.
 
 use std::net::{SocketAddr, UdpSocket};
@@ -14,25 +15,22 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use decoder::decoder::ShredOutcome;
-use decoder::dex::ProgramRegistry;
 use decoder::reslot::Reslotter;
-use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder, framing};
+use decoder::{LeaderSchedule, framing};
 use ed25519_dalek::SigningKey;
 use server::filter::FilterLimits;
 use server::stream_service::{Feed, StreamMetrics, StreamService};
-use server::updates::{Placement, transaction_updates};
 
 use crate::config::Config;
-use crate::metrics::{Metrics, WorkerCounters};
-use crate::receive::thread::{BatchReceiver, PoolConfig, SourceSpec};
+use crate::metrics::{Metrics, RingGauge};
+use crate::receive::SourceMetrics;
+use crate::receive::thread::{PoolConfig, SourceSpec};
 use crate::receive::udp::UdpSource;
 use crate::receive::xdp::{AttachMode, BindPreference, XdpAttachment, XdpSpec};
-use crate::receive::{RxBatch, SourceMetrics};
-use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
+use crate::workers::{PoolOptions, Shared as WorkerShared};
 use tonic::codec::CompressionEncoding;
 use tracing::{info, warn};
 
@@ -50,9 +48,6 @@ const REPLAY_KEY_SEED: [u8; 32] = *b"shred-appliance-replay-leader-01";
 /// connection is dropped (dead peers behind NAT or a cut link are noticed within 30 s).
 const GRPC_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 const GRPC_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Batches each receive source owns (its pool): 8 × 64 datagrams in flight per source.
-const POOL_BATCHES: usize = 8;
 
 /// Arguments of `appliance run`.
 #[derive(clap::Args, Debug)]
@@ -85,6 +80,12 @@ pub struct RunArgs {
     /// on core q modulo the core count, UDP sources unpinned.
     #[arg(long = "rx-cores", value_delimiter = ',')]
     rx_cores: Vec<usize>,
+    /// Worker threads (1..=64) [default: 1 on ≤ 2 cores, else cores − receive threads].
+    #[arg(long = "workers")]
+    workers: Option<usize>,
+    /// Cores for the workers, in worker order [default: unpinned].
+    #[arg(long = "worker-cores", value_delimiter = ',')]
+    worker_cores: Vec<usize>,
     /// Datagrams per receive batch (one recvmmsg call or one RX ring pass) [default: 64].
     #[arg(long = "rx-batch")]
     rx_batch: Option<NonZeroUsize>,
@@ -162,6 +163,12 @@ impl RunArgs {
         }
         if self.replay.is_some() {
             config.replay.file.clone_from(&self.replay);
+        }
+        if self.workers.is_some() {
+            config.workers.count = self.workers;
+        }
+        if !self.worker_cores.is_empty() {
+            config.workers.cores.clone_from(&self.worker_cores);
         }
         if let Some(batch) = self.rx_batch {
             config.sources.receive_batch = batch.get();
@@ -301,36 +308,50 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         LeaderSchedule::Unchecked
     };
     let stream_metrics = Arc::new(StreamMetrics::default());
+    let cores = core_affinity::get_core_ids().map_or(1, |ids| ids.len());
+    let pool_options = PoolOptions {
+        workers: config
+            .workers
+            .count
+            .unwrap_or_else(|| crate::workers::default_workers(cores, receive.sources.len())),
+        ring_slots: config.sources.ring_slots,
+        forward_slots: config.workers.forward_slots,
+        idle_sleep: Duration::from_micros(config.workers.idle_sleep_us),
+        cores: config.workers.cores.clone(),
+    };
+    let (source_rings, worker_rings, ring_stats) =
+        crate::workers::build_rings(receive.sources.len(), &pool_options);
+    info!(
+        workers = pool_options.workers,
+        receive_threads = receive.sources.len(),
+        ring_slots = pool_options.ring_slots,
+        forward_slots = pool_options.forward_slots,
+        "worker pool"
+    );
     let metrics = Arc::new(Metrics::new(
         Arc::clone(&stream_metrics),
         feed.clone(),
         config.grpc.subscriber_queue,
         receive.metrics.clone(),
+        ring_stats
+            .into_iter()
+            .map(|stats| Box::new(stats) as Box<dyn RingGauge>)
+            .collect(),
     ));
     let pool = PoolConfig {
         batch_capacity: config.sources.receive_batch,
-        pool_batches: POOL_BATCHES,
     };
-    let (batches, receivers) = crate::receive::thread::spawn(receive.sources, pool, &shutdown)?;
-    let worker = {
-        let decoder_config = config.decoder_config();
-        let feed = feed.clone();
-        let shutdown = Arc::clone(&shutdown);
-        let metrics = Arc::clone(&metrics);
-        std::thread::Builder::new()
-            .name("decode-worker".into())
-            .spawn(move || {
-                decode_worker(
-                    &batches,
-                    &feed,
-                    &shutdown,
-                    decoder_config,
-                    leaders,
-                    &registry,
-                    &metrics,
-                )
-            })?
-    };
+    let receivers = crate::receive::thread::spawn(receive.sources, pool, source_rings, &shutdown)?;
+    let shared = Arc::new(WorkerShared {
+        feed: feed.clone(),
+        registry: Arc::new(registry),
+        metrics: Arc::clone(&metrics),
+        shutdown: Arc::clone(&shutdown),
+        decoder_config: config.decoder_config(),
+        leaders,
+        highest_notified: std::sync::Mutex::new(None),
+    });
+    let workers = crate::workers::spawn(worker_rings, &pool_options, &shared)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     // --- JSON-RPC archive (issue 7): `POST /` when --archive or --upstream is given. ---
     let trust = server::tls_client::UpstreamTrust::load(config.archive.upstream_ca.as_deref())?;
@@ -420,9 +441,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let served = runtime.block_on(serve_grpc(grpc, feed, stream_metrics, stop, stopped));
     shutdown.store(true, Ordering::Release);
-    worker
-        .join()
-        .map_err(|_| anyhow::anyhow!("decode worker panicked"))?;
+    for worker in workers {
+        worker
+            .join()
+            .map_err(|_| anyhow::anyhow!("worker panicked"))?;
+    }
     for receiver in receivers {
         receiver
             .join()
@@ -664,135 +687,6 @@ fn replay(captures: &[Vec<u8>], target: SocketAddr, pacing: Pacing) -> anyhow::R
     Ok(sent)
 }
 
-fn unix_nanos() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos() as u64)
-}
-
-/// How often the worker flushes its counters for `/metrics`.
-const METRICS_FLUSH: Duration = Duration::from_millis(100);
-
-/// Takes received batches, decodes every datagram, and publishes slot notifications and decoded
-/// updates; each batch goes back to its source's pool when read.
-fn decode_worker(
-    batches: &BatchReceiver,
-    feed: &Feed,
-    shutdown: &AtomicBool,
-    decoder_config: DecoderConfig,
-    leaders: LeaderSchedule,
-    registry: &ProgramRegistry,
-    metrics: &Metrics,
-) {
-    let mut worker = Worker {
-        decoder: ShredDecoder::new(decoder_config, leaders),
-        counters: WorkerCounters::default(),
-        highest_notified: None,
-        feed,
-        registry,
-    };
-    let mut last_flush = Instant::now();
-    while !shutdown.load(Ordering::Acquire) {
-        if last_flush.elapsed() >= METRICS_FLUSH {
-            flush(&mut worker.counters, &worker.decoder, metrics);
-            last_flush = Instant::now();
-        }
-        let Some(batch) = batches.next(METRICS_FLUSH) else {
-            continue;
-        };
-        worker.ingest_batch(&batch);
-        batches.recycle(batch);
-    }
-    flush(&mut worker.counters, &worker.decoder, metrics);
-    info!(
-        datagrams = worker.counters.datagrams,
-        published = worker.counters.updates_published,
-        "decode worker stopped"
-    );
-}
-
-/// The decode worker's state.
-struct Worker<'a> {
-    decoder: ShredDecoder,
-    counters: WorkerCounters,
-    highest_notified: Option<u64>,
-    feed: &'a Feed,
-    registry: &'a ProgramRegistry,
-}
-
-impl Worker<'_> {
-    /// Decodes one batch, datagram by datagram, publishing as batches of entries complete.
-    fn ingest_batch(&mut self, batch: &RxBatch) {
-        for (datagram, rx_ns) in batch.iter() {
-            self.counters.datagrams += 1;
-            self.counters.bytes += datagram.len() as u64;
-            match self.decoder.ingest(datagram, rx_ns) {
-                ShredOutcome::Stored { .. } => self.counters.stored += 1,
-                ShredOutcome::Redundant { .. } => self.counters.redundant += 1,
-                ShredOutcome::Rejected { reason, .. } => {
-                    *self.counters.rejected.entry(reason.label()).or_default() += 1;
-                }
-            }
-            self.notify_slot();
-            self.publish_batches();
-        }
-    }
-
-    fn notify_slot(&mut self) {
-        if let Some(highest) = self.decoder.highest_slot()
-            && self
-                .highest_notified
-                .is_none_or(|notified| highest > notified)
-        {
-            self.highest_notified = Some(highest);
-            self.counters.slot_notifications += 1;
-            self.feed.publish(SubscribeUpdate {
-                update: Some(Update::Slot(stream::SlotNotification { slot: highest })),
-            });
-        }
-    }
-
-    /// Publishes the decoded updates of every entry batch the last shred completed. The
-    /// `first_read` stamp is the kernel receive time of the batch's first shred (SO_TIMESTAMPNS
-    /// on the UDP path; the ring read time on AF_XDP).
-    fn publish_batches(&mut self) {
-        let capture_done = unix_nanos();
-        while let Some(batch) = self.decoder.next_batch() {
-            let deshred_done = unix_nanos();
-            let counters = &mut self.counters;
-            counters.entries += batch.entries.entry_count();
-            counters.transactions += batch.entries.transaction_count();
-            for (tx_index, transaction) in batch.entries.transactions().enumerate() {
-                let placement = Placement {
-                    slot: batch.span.slot,
-                    tx_index: tx_index as u32,
-                };
-                let updates = transaction_updates(
-                    &transaction,
-                    self.registry,
-                    placement,
-                    &mut counters.decode,
-                );
-                let decode_done = unix_nanos();
-                for mut update in updates {
-                    let timing = stream::ServerTiming {
-                        first_read_unix_nanos: batch.first_rx_ns.min(capture_done),
-                        capture_done_unix_nanos: capture_done,
-                        deshred_done_unix_nanos: deshred_done,
-                        decode_done_unix_nanos: decode_done,
-                        publish_unix_nanos: unix_nanos(),
-                        subscriber_recv_unix_nanos: 0,
-                    };
-                    counters.record_timing(&timing);
-                    stamp(&mut update, timing);
-                    self.feed.publish(update);
-                    counters.updates_published += 1;
-                }
-            }
-        }
-    }
-}
-
 /// The receive side of a run: sources for the receive threads, their counters for `/metrics`,
 /// the XDP attachments to keep until shutdown, and where a replay sends.
 struct ReceiveSetup {
@@ -903,28 +797,6 @@ fn xdp_specs(args: &RunArgs, xdp: &[String]) -> anyhow::Result<Vec<XdpSpec>> {
         }
     }
     Ok(specs)
-}
-
-/// The housekeeping flush: decoder gauges and counters into the worker's counters, then a copy
-/// for `/metrics`.
-fn flush(counters: &mut WorkerCounters, decoder: &ShredDecoder, metrics: &Metrics) {
-    counters.fec = decoder.fec_counters();
-    counters.batches = decoder.batch_counters();
-    counters.sets_in_flight = decoder.sets_in_flight();
-    counters.pending_batches = decoder.pending_batches();
-    metrics.flush(counters);
-}
-
-fn stamp(update: &mut SubscribeUpdate, timing: stream::ServerTiming) {
-    match update.update.as_mut() {
-        Some(Update::Transaction(transaction)) => transaction.server_timing = Some(timing),
-        Some(Update::Delta(delta)) => {
-            if let Some(envelope) = delta.envelope.as_mut() {
-                envelope.server_timing = Some(timing);
-            }
-        }
-        _ => {}
-    }
 }
 
 #[cfg(test)]

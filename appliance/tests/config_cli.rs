@@ -65,6 +65,8 @@ fn bad_configurations_fail_with_the_field_named() {
     let cases = [
         ("[grpc]\nsubscriber_queu = 5\n", "subscriber_queu"),
         ("[sources]\nring_slots = 1000\n", "sources.ring_slots"),
+        ("[workers]\ncount = 0\n", "workers.count"),
+        ("[workers]\nforward_slots = 1\n", "workers.forward_slots"),
         (
             "[decoder]\nmax_pending_batches = 0\n",
             "decoder.max_pending_batches",
@@ -86,4 +88,20 @@ fn bad_configurations_fail_with_the_field_named() {
     let output = check(&["--subscriber-queue", "0"]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("grpc.subscriber_queue"));
+    for workers in ["0", "65"] {
+        let output = check(&["--workers", workers]);
+        assert!(!output.status.success(), "--workers {workers} was accepted");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("workers.count (--workers)"),
+            "{output:?}"
+        );
+    }
+    let output = check(&["--workers", "3", "--worker-cores", "0,1"]);
+    assert!(output.status.success(), "{output:?}");
+    let printed: toml::Value = toml::from_str(&String::from_utf8(output.stdout).unwrap()).unwrap();
+    assert_eq!(printed["workers"]["count"].as_integer(), Some(3));
+    assert_eq!(
+        printed["workers"]["cores"].as_array().map(Vec::len),
+        Some(2)
+    );
 }

@@ -16,9 +16,10 @@
 //!   the authenticated proofs, or the recovered shreds are discarded and the set is marked failed
 //!   (spec §8; `recovery.rs`). Coding shreds are never rebuilt: nothing downstream reads them.
 //! - **Bounded.** When the pool is full the set created first is evicted (its key is reported so
-//!   the deshredder can forget its shreds). A completed set stays until the deshredder has consumed
-//!   its 32 data shreds, then its key and root move to a FIFO filter of completed sets so late
-//!   shreds are recognised cheaply without re-hashing.
+//!   the slot side can forget its shreds). A completed set stays until its owner releases it
+//!   (`release_complete`, once its data shreds were copied out, or `mark_consumed` of all 32), then
+//!   its key, root and chained root move to a FIFO filter of completed sets so late shreds are
+//!   recognised cheaply without re-hashing and chain links to it can still be checked.
 
 use std::collections::HashMap;
 
@@ -365,6 +366,16 @@ impl FecResolver {
         }
     }
 
+    /// Releases a complete set whose data shreds the caller has taken (copied out) already; its
+    /// key and root move to the completed-set filter. Does nothing for a set that is not complete.
+    pub fn release_complete(&mut self, key: &SetKey) {
+        if let Some(&set_slot) = self.index.get(key)
+            && self.sets[set_slot as usize].state == SetState::Complete
+        {
+            self.release(set_slot, true);
+        }
+    }
+
     /// Releases every set of a slot below `slot_floor` (the deshred window moved on).
     pub fn release_slots_below(&mut self, slot_floor: u64) {
         for set_slot in 0..self.sets.len() as u32 {
@@ -452,9 +463,10 @@ impl FecResolver {
             slot: key.slot,
             fec_set_index: key.fec_set_index + DATA_SHREDS_PER_FEC_SET as u32,
         };
-        if let Some(&next_slot) = self.index.get(&next) {
-            links[1] = Some(self.sets[next_slot as usize].chained_root == root);
-        }
+        links[1] = match self.index.get(&next) {
+            Some(&next_slot) => Some(self.sets[next_slot as usize].chained_root == root),
+            None => self.done.chained_root(&next).map(|chained| chained == root),
+        };
         for verified in links.into_iter().flatten() {
             if verified {
                 self.counters.chain_links_verified += 1;
@@ -526,7 +538,7 @@ impl FecResolver {
         let set = &mut self.sets[set_slot as usize];
         let key = set.key;
         if remember {
-            self.done.insert(key, set.root);
+            self.done.insert(key, set.root, set.chained_root);
         }
         set.state = SetState::Free;
         set.present = 0;
@@ -535,11 +547,11 @@ impl FecResolver {
     }
 }
 
-/// A FIFO-bounded record of completed sets and their roots.
+/// A FIFO-bounded record of completed sets, their roots and chained roots.
 struct CompletedSets {
     ring: Vec<Option<SetKey>>,
     next: usize,
-    roots: HashMap<SetKey, Hash>,
+    roots: HashMap<SetKey, (Hash, [u8; 32])>,
 }
 
 impl CompletedSets {
@@ -556,17 +568,21 @@ impl CompletedSets {
     }
 
     fn root(&self, key: &SetKey) -> Option<Hash> {
-        self.roots.get(key).copied()
+        self.roots.get(key).map(|&(root, _)| root)
     }
 
-    fn insert(&mut self, key: SetKey, root: Hash) {
+    fn chained_root(&self, key: &SetKey) -> Option<[u8; 32]> {
+        self.roots.get(key).map(|&(_, chained)| chained)
+    }
+
+    fn insert(&mut self, key: SetKey, root: Hash, chained_root: [u8; 32]) {
         if self.roots.contains_key(&key) {
             return;
         }
         if let Some(old) = self.ring[self.next].replace(key) {
             self.roots.remove(&old);
         }
-        self.roots.insert(key, root);
+        self.roots.insert(key, (root, chained_root));
         self.next = (self.next + 1) % self.ring.len();
     }
 }

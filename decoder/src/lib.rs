@@ -3,21 +3,25 @@
 //! ```text
 //!  &[u8] datagram, rx_ns
 //!     │  shred::parse_shred ──────────────► ShredRef (checked header view, spec §§2–6, §10)
-//!     │  ShredDecoder: version + slot window
+//!     │  set_stage::SetStage: version + slot window
 //!     ▼
 //!  fec::FecResolver::insert ───────────────► Merkle proof → root, ed25519 once per set (leader),
 //!     │   (fixed pool of 32+32 set slots)     dedup, chained-root links
 //!     │  recovery::recover (≥ 32 of 64) ───► Reed-Solomon (erasure), rebuilt shreds, root check
 //!     ▼
+//!  SetEvent::DataShredReady (payload copy) ► slot_stage::SlotStage (store keyed by slot, index)
+//!     ▼
 //!  deshred::Deshredder::insert ────────────► BatchSpan (complete run ending in DATA_COMPLETE)
 //!     ▼
-//!  ShredDecoder::next_batch ───────────────► Batch { bytes, entries: entry::EntryBatch }
+//!  SlotStage::next_batch ──────────────────► Batch { bytes, entries: entry::EntryBatch }
 //!     ▼
 //!  entry::EntryView ──► transaction::TransactionView (zero-copy, borrows the batch bytes)
 //! ```
 //!
 //! No sockets, threads, clocks, files or async: receive times come in as values, results go out as
-//! values, and the same bytes always give the same results. Every buffer is reserved when a
+//! values, and the same bytes always give the same results. `ShredDecoder` runs both stages on one
+//! thread; the appliance runs `SetStage`s sharded by `(slot, fec_set_index)` and `SlotStage`s
+//! sharded by slot on its workers (docs/workers.md). Every buffer is reserved when a
 //! [`ShredDecoder`] is built; the per-shred path does not allocate.
 #![forbid(unsafe_code)]
 
@@ -34,9 +38,14 @@ pub mod leader;
 pub mod merkle;
 mod recovery;
 pub mod reslot;
+pub mod set_stage;
+pub mod shard;
 pub mod shred;
+pub mod slot_stage;
 pub mod transaction;
 
 pub use decoder::{Batch, DecoderConfig, Rejection, ShredDecoder, ShredOutcome};
 pub use leader::LeaderSchedule;
 pub use recovery::RecoveryError;
+pub use set_stage::{DataShredReady, SetEvent, SetStage};
+pub use slot_stage::{SlotStage, SlotStageConfig};

@@ -1,5 +1,6 @@
-//! [`RxBatch`]: a fixed block of datagram slots that a receive backend fills and the decode
-//! worker reads, allocated once at start-up and recycled forever (no allocation per packet).
+//! [`RxBatch`]: a fixed block of datagram slots that a receive backend fills and its receive
+//! thread dispatches to the workers' rings, allocated once at start-up and reused forever (no
+//! allocation per packet).
 //!
 //! Memory per batch: `capacity × SLOT_BYTES` payload bytes plus 10 bytes of length and timestamp
 //! per slot; 64 slots take 128 KiB + 640 B.
@@ -18,13 +19,11 @@ pub struct RxBatch {
     lens: Box<[u16]>,
     rx_ns: Box<[u64]>,
     count: usize,
-    /// Index of the source that filled the batch (the decode worker returns it there).
-    pub(crate) source: usize,
 }
 
 impl RxBatch {
     /// A batch of `capacity` slots (1..=[`BATCH_CAPACITY_MAX`]).
-    pub fn new(capacity: usize, source: usize) -> Self {
+    pub fn new(capacity: usize) -> Self {
         assert!(
             (1..=BATCH_CAPACITY_MAX).contains(&capacity),
             "batch capacity {capacity} outside 1..={BATCH_CAPACITY_MAX}"
@@ -34,7 +33,6 @@ impl RxBatch {
             lens: vec![0; capacity].into_boxed_slice(),
             rx_ns: vec![0; capacity].into_boxed_slice(),
             count: 0,
-            source,
         }
     }
 
@@ -122,7 +120,7 @@ mod tests {
 
     #[test]
     fn push_fills_in_order_until_capacity() {
-        let mut batch = RxBatch::new(2, 0);
+        let mut batch = RxBatch::new(2);
         assert!(batch.push(b"one", 10));
         assert!(batch.push(&[7u8; SLOT_BYTES], 20));
         assert!(!batch.push(b"three", 30));
@@ -138,7 +136,7 @@ mod tests {
 
     #[test]
     fn directly_filled_slots_read_back() {
-        let mut batch = RxBatch::new(3, 1);
+        let mut batch = RxBatch::new(3);
         batch.slots_mut()[SLOT_BYTES..SLOT_BYTES + 2].copy_from_slice(b"hi");
         batch.set_filled(2, |index| (index as u16 * 2, 100 + index as u64));
         let read: Vec<_> = batch.iter().collect();

@@ -86,6 +86,8 @@ pub struct SourceMetrics {
     bytes: AtomicU64,
     batches: AtomicU64,
     errors: AtomicU64,
+    /// Always 0 since the worker pool: a receive thread never waits for a worker (full worker
+    /// rings drop and count instead); kept so the metric name stays.
     worker_waits: AtomicU64,
     drops: [AtomicU64; DropReason::COUNT],
 }
@@ -105,7 +107,7 @@ impl SourceMetrics {
         }
     }
 
-    /// One batch handed to the decode worker.
+    /// One batch received and dispatched to the workers.
     pub fn record_batch(&self, packets: usize, bytes: u64) {
         self.packets.fetch_add(packets as u64, Ordering::Relaxed);
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
@@ -114,11 +116,6 @@ impl SourceMetrics {
 
     pub fn record_error(&self) {
         self.errors.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The thread waited for a free batch (the decode worker was behind).
-    pub fn record_worker_wait(&self) {
-        self.worker_waits.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Stores the source's cumulative drop counts.

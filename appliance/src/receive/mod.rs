@@ -5,16 +5,14 @@
 //!  NIC queue q ──XDP program──▶ XSKMAP[q] ──▶ xdp::XskSocket ─┐            (one per queue)
 //!  UDP socket ──recvmmsg(64, SO_TIMESTAMPNS)──▶ udp::UdpSource ┤ ShredSource::receive(&mut RxBatch)
 //!                                                             ▼
-//!        thread::ReceiveThread (pinned) ──RxBatch──▶ bounded channel ──▶ decode worker
-//!                 ▲                                                         │
-//!                 └───────────── free RxBatch (the source's own pool) ◀─────┘
+//!        thread (pinned): hash(slot, fec_set_index) ──copy──▶ ring[source][worker] ──▶ worker
 //! ```
-//! Memory is fixed at start-up: each source owns `pool_batches` batches of `batch_capacity`
-//! slots, and the channels are bounded by the total; a batch is only ever moved, never copied or
-//! reallocated. When the decode worker falls behind, a receive thread finds no free batch and
-//! stops reading, so the kernel's queue (socket buffer or XDP RX ring) fills and the kernel
-//! drops and counts; those counts are the `drops` of [`ShredSource::drops`], exported per source
-//! and reason on `/metrics`.
+//! Memory is fixed at start-up: each receive thread owns one batch of `batch_capacity` slots and
+//! one bounded ring of preallocated datagram slots per worker (`crate::ring`). When a worker falls
+//! behind its ring fills and the receive thread drops and counts (`appliance_ring_drops_total`);
+//! it never waits, so the kernel's queue only overflows when the receive thread itself is too
+//! slow. Kernel drops are the `drops` of [`ShredSource::drops`], exported per source and reason
+//! on `/metrics`. The workers are `crate::workers`.
 
 pub mod batch;
 pub mod frame;

@@ -1,35 +1,35 @@
-//! The receive threads: one per source, optionally pinned to a core, each cycling its own pool
-//! of [`RxBatch`]es through the decode worker, and the worker's side of that exchange
-//! ([`BatchReceiver`]).
+//! The receive threads: one per source, optionally pinned to a core, each reading into its own
+//! [`RxBatch`] and copying every datagram into the ring of the worker that owns its FEC set.
 //!
-//! Bounds: a source owns `pool_batches` batches; the channel to the worker holds at most the sum
-//! over sources, so a send never blocks, and a source's free channel holds at most its own pool.
-//! When its pool is empty (the worker is behind) the thread waits for a batch to come back
-//! instead of reading, and the kernel queue absorbs or drops (counted by reason).
+//! Sharding: the worker is [`decoder::shard::set_shard`] of the datagram's `(slot,
+//! fec_set_index)`, read with `peek_slot_and_fec_set`; a datagram too short to peek goes to worker
+//! 0, whose parser counts it as malformed. Each (source, worker) pair has its own bounded
+//! single-producer ring ([`crate::ring`]) of preallocated datagram slots, so nothing allocates per
+//! packet. A full ring drops the datagram and counts it (`appliance_ring_drops_total{worker,
+//! reason="ring_full"}`): the receive thread never waits for a worker.
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use decoder::shard::set_shard;
+use decoder::shred::peek_slot_and_fec_set;
 use tracing::{info, warn};
 
+use super::batch::SLOT_BYTES;
 use super::{RxBatch, ShredSource, SourceMetrics};
+use crate::ring::Producer;
 
 /// Housekeeping period: drop counters are read from the kernel this often.
 const HOUSEKEEPING: Duration = Duration::from_millis(100);
-/// How long a thread waits for a free batch before checking for shutdown.
-const FREE_WAIT: Duration = Duration::from_millis(100);
 
-/// Sizing of the batch pools.
+/// Sizing of the receive buffers.
 #[derive(Debug, Clone, Copy)]
 pub struct PoolConfig {
     /// Datagrams per batch (and per `recvmmsg` call).
     pub batch_capacity: usize,
-    /// Batches per source.
-    pub pool_batches: usize,
 }
 
 /// A source to start: the backend, its counters, and the core to pin its thread to.
@@ -39,75 +39,83 @@ pub struct SourceSpec {
     pub core: Option<core_affinity::CoreId>,
 }
 
-/// The decode worker's end: full batches in, empty batches back to their source.
-pub struct BatchReceiver {
-    full: Receiver<RxBatch>,
-    free: Vec<SyncSender<RxBatch>>,
+/// One datagram in a worker ring slot.
+pub struct Datagram {
+    len: u16,
+    pub rx_ns: u64,
+    bytes: Box<[u8; SLOT_BYTES]>,
 }
 
-impl BatchReceiver {
-    /// The next full batch, or `None` after `timeout` (or when every source has stopped).
-    pub fn next(&self, timeout: Duration) -> Option<RxBatch> {
-        self.full.recv_timeout(timeout).ok()
-    }
-
-    /// Returns a read batch to its source's pool.
-    pub fn recycle(&self, mut batch: RxBatch) {
-        batch.clear();
-        if let Some(free) = self.free.get(batch.source) {
-            // Cannot be full (the pool is the channel's bound); fails only if the thread ended.
-            let _ = free.try_send(batch);
+impl Default for Datagram {
+    fn default() -> Self {
+        Self {
+            len: 0,
+            rx_ns: 0,
+            bytes: Box::new([0; SLOT_BYTES]),
         }
     }
 }
 
-/// Starts one receive thread per source; returns the worker's end and the join handles.
+impl Datagram {
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    fn fill(&mut self, datagram: &[u8], rx_ns: u64) {
+        let len = datagram.len().min(SLOT_BYTES);
+        self.bytes[..len].copy_from_slice(&datagram[..len]);
+        self.len = len as u16;
+        self.rx_ns = rx_ns;
+    }
+}
+
+/// The rings of one source, one per worker, indexed by worker.
+pub type SourceRings = Vec<Producer<Datagram>>;
+
+/// Starts one receive thread per source (`rings[i]` are source `i`'s rings); returns the join
+/// handles.
 pub fn spawn(
     sources: Vec<SourceSpec>,
     pool: PoolConfig,
+    rings: Vec<SourceRings>,
     shutdown: &Arc<AtomicBool>,
-) -> std::io::Result<(BatchReceiver, Vec<JoinHandle<()>>)> {
-    assert!(pool.pool_batches >= 1, "a source needs at least one batch");
-    let (full_sender, full) = sync_channel(sources.len() * pool.pool_batches);
-    let mut free_senders = Vec::with_capacity(sources.len());
+) -> std::io::Result<Vec<JoinHandle<()>>> {
+    assert_eq!(sources.len(), rings.len(), "one set of rings per source");
     let mut handles = Vec::with_capacity(sources.len());
-    let total_bytes =
-        sources.len() * pool.pool_batches * pool.batch_capacity * super::batch::SLOT_BYTES;
-    info!(
-        sources = sources.len(),
-        batches_per_source = pool.pool_batches,
-        batch_capacity = pool.batch_capacity,
-        total_bytes,
-        "receive batch pools allocated"
-    );
-    for (index, spec) in sources.into_iter().enumerate() {
-        let (free_sender, free) = sync_channel(pool.pool_batches);
-        for _ in 0..pool.pool_batches {
-            let _ = free_sender.try_send(RxBatch::new(pool.batch_capacity, index));
-        }
-        free_senders.push(free_sender);
-        let full = full_sender.clone();
+    for (index, (spec, rings)) in sources.into_iter().zip(rings).enumerate() {
+        let batch = RxBatch::new(pool.batch_capacity);
         let shutdown = Arc::clone(shutdown);
         let name = format!("rx-{}-{index}", spec.metrics.kind);
         let handle = std::thread::Builder::new()
             .name(name)
-            .spawn(move || receive_loop(spec, &free, &full, &shutdown))?;
+            .spawn(move || receive_loop(spec, batch, rings, &shutdown))?;
         handles.push(handle);
     }
-    Ok((
-        BatchReceiver {
-            full,
-            free: free_senders,
-        },
-        handles,
-    ))
+    Ok(handles)
 }
 
-/// One source's loop: take a free batch, fill it, hand it over; read kernel drops on the tick.
+/// The worker that handles a datagram.
+pub fn worker_of(datagram: &[u8], workers: usize) -> usize {
+    peek_slot_and_fec_set(datagram).map_or(0, |(slot, fec_set_index)| {
+        set_shard(slot, fec_set_index, workers)
+    })
+}
+
+/// Copies every datagram of `batch` into its worker's ring; full rings drop (counted there).
+pub fn dispatch(batch: &RxBatch, rings: &mut [Producer<Datagram>]) {
+    let workers = rings.len();
+    for (datagram, rx_ns) in batch.iter() {
+        if let Some(ring) = rings.get_mut(worker_of(datagram, workers)) {
+            ring.push_with(|slot| slot.fill(datagram, rx_ns));
+        }
+    }
+}
+
+/// One source's loop: fill the batch, dispatch it; read kernel drops on the tick.
 fn receive_loop(
     spec: SourceSpec,
-    free: &Receiver<RxBatch>,
-    full: &SyncSender<RxBatch>,
+    mut batch: RxBatch,
+    mut rings: SourceRings,
     shutdown: &AtomicBool,
 ) {
     let SourceSpec {
@@ -119,39 +127,24 @@ fn receive_loop(
         let pinned = core_affinity::set_for_current(core);
         info!(endpoint = %metrics.endpoint, core = core.id, pinned, "receive thread pinned");
     }
-    let mut current: Option<RxBatch> = None;
     let mut last_housekeeping = Instant::now();
     while !shutdown.load(Ordering::Acquire) {
         if last_housekeeping.elapsed() >= HOUSEKEEPING {
             metrics.store_drops(&source.drops());
             last_housekeeping = Instant::now();
         }
-        let mut batch = match current.take() {
-            Some(batch) => batch,
-            None => match free.recv_timeout(FREE_WAIT) {
-                Ok(batch) => batch,
-                Err(RecvTimeoutError::Timeout) => {
-                    metrics.record_worker_wait();
-                    continue;
-                }
-                Err(RecvTimeoutError::Disconnected) => break,
-            },
-        };
         if let Err(error) = source.receive(&mut batch) {
             metrics.record_error();
             warn!(endpoint = %metrics.endpoint, reason = error.label(), %error, "receive failed");
-            current = Some(batch);
             std::thread::sleep(Duration::from_millis(10));
             continue;
         }
         if batch.is_empty() {
-            current = Some(batch);
             continue;
         }
         metrics.record_batch(batch.len(), batch.bytes());
-        if full.send(batch).is_err() {
-            break;
-        }
+        dispatch(&batch, &mut rings);
+        batch.clear();
     }
     metrics.store_drops(&source.drops());
     info!(endpoint = %metrics.endpoint, packets = metrics.packets(), "receive thread stopped");
@@ -161,6 +154,7 @@ fn receive_loop(
 mod tests {
     use super::*;
     use crate::receive::{DropCounts, DropReason, ReceiveError};
+    use crate::ring::ring;
 
     /// A stand-in source producing numbered datagrams (the real backends have their own tests).
     struct Counting {
@@ -188,7 +182,7 @@ mod tests {
     }
 
     #[test]
-    fn every_datagram_arrives_once_in_order_through_a_pool_of_two() {
+    fn every_datagram_arrives_once_in_order() {
         let shutdown = Arc::new(AtomicBool::new(false));
         let metrics = Arc::new(SourceMetrics::new("udp", "test".into(), "test".into()));
         let spec = SourceSpec {
@@ -196,18 +190,17 @@ mod tests {
             metrics: Arc::clone(&metrics),
             core: None,
         };
-        let pool = PoolConfig {
-            batch_capacity: 7,
-            pool_batches: 2,
-        };
-        let (receiver, handles) = spawn(vec![spec], pool, &shutdown).unwrap();
+        // Room for every datagram: none may be dropped.
+        let (producer, mut consumer) = ring::<Datagram>(1024);
+        let pool = PoolConfig { batch_capacity: 7 };
+        let handles = spawn(vec![spec], pool, vec![vec![producer]], &shutdown).unwrap();
         let mut seen = Vec::new();
-        while seen.len() < 1000 {
-            let batch = receiver.next(Duration::from_secs(5)).unwrap();
-            for (bytes, _) in batch.iter() {
-                seen.push(u32::from_le_bytes(bytes.try_into().unwrap()));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while seen.len() < 1000 && Instant::now() < deadline {
+            match consumer.pop_with(|d| u32::from_le_bytes(d.bytes().try_into().unwrap())) {
+                Some(value) => seen.push(value),
+                None => std::thread::yield_now(),
             }
-            receiver.recycle(batch);
         }
         shutdown.store(true, Ordering::Release);
         for handle in handles {
@@ -216,5 +209,42 @@ mod tests {
         assert_eq!(seen, (0..1000).collect::<Vec<_>>());
         assert_eq!(metrics.packets(), 1000);
         assert_eq!(metrics.drops(DropReason::RingFull), 3);
+    }
+
+    /// A shred header naming `slot` and `fec_set_index` at their wire offsets.
+    fn shred(slot: u64, fec_set_index: u32) -> Vec<u8> {
+        let mut payload = vec![0u8; 88];
+        payload[65..73].copy_from_slice(&slot.to_le_bytes());
+        payload[79..83].copy_from_slice(&fec_set_index.to_le_bytes());
+        payload
+    }
+
+    #[test]
+    fn a_full_worker_ring_drops_and_counts_without_blocking() {
+        let (p0, mut c0) = ring::<Datagram>(2);
+        let (p1, _c1) = ring::<Datagram>(2);
+        let stats = [p0.stats(), p1.stats()];
+        let mut rings = vec![p0, p1];
+        let mut batch = RxBatch::new(64);
+        let mut expected = [0u64; 2];
+        for set in 0..40u32 {
+            let datagram = shred(9, set * 32);
+            expected[worker_of(&datagram, 2)] += 1;
+            assert!(batch.push(&datagram, u64::from(set)));
+        }
+        assert!(batch.push(b"short", 99), "unpeekable");
+        expected[0] += 1;
+        dispatch(&batch, &mut rings);
+        assert!(
+            expected.iter().all(|&n| n > 2),
+            "both workers get sets: {expected:?}"
+        );
+        for (worker, stats) in stats.iter().enumerate() {
+            assert_eq!(stats.occupancy(), 2);
+            assert_eq!(stats.full_drops(), expected[worker] - 2, "worker {worker}");
+        }
+        // The first datagram of worker 0 waits in its slot as sent.
+        let first = c0.pop_with(|d| (d.bytes().to_vec(), d.rx_ns)).unwrap();
+        assert_eq!(worker_of(&first.0, 2), 0);
     }
 }

@@ -284,7 +284,7 @@ mod tests {
         sender.send_to(&[7u8; SLOT_BYTES + 100], target).unwrap();
         sender.send_to(b"third", target).unwrap();
         let after = unix_nanos();
-        let mut batch = RxBatch::new(8, 0);
+        let mut batch = RxBatch::new(8);
         let mut seen = Vec::new();
         while seen.len() < 2 {
             source.receive(&mut batch).unwrap();
@@ -304,7 +304,7 @@ mod tests {
     #[test]
     fn an_idle_socket_returns_an_empty_batch_after_the_poll_interval() {
         let mut source = UdpSource::bind("127.0.0.1:0".parse().unwrap(), 1 << 20).unwrap();
-        let mut batch = RxBatch::new(4, 0);
+        let mut batch = RxBatch::new(4);
         assert!(batch.push(b"stale", 1));
         let started = std::time::Instant::now();
         source.receive(&mut batch).unwrap();
@@ -322,7 +322,7 @@ mod tests {
         for _ in 0..200 {
             sender.send_to(&[1u8; 1200], target).unwrap();
         }
-        let mut batch = RxBatch::new(64, 0);
+        let mut batch = RxBatch::new(64);
         let mut received = 0;
         loop {
             source.receive(&mut batch).unwrap();

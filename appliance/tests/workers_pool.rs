@@ -1,0 +1,217 @@
+//! `appliance run --workers 2` end to end: every lossy reference capture (shuffled, with drops)
+//! sent over loopback UDP is sharded over two workers by `(slot, fec_set_index)`, data shreds are
+//! forwarded to the worker owning their slot, and the result equals `appliance decode` of the
+//! same files: the same batch, entry and transaction totals on `/metrics`, and on the gRPC stream
+//! exactly the transactions with supported program calls, each once, every one of them among
+//! the signatures `appliance decode` prints. Both workers must have worked and forwarded, and no
+//! ring may have dropped.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+mod process;
+
+use std::collections::HashSet;
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use stream_proto::stream::SubscribeRequest;
+use stream_proto::stream::stream_client::StreamClient;
+use stream_proto::stream::subscribe_update::Update;
+use tokio_stream::StreamExt;
+
+use process::{Appliance, http_get};
+
+fn fixture(relative: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../decoder/tests/fixtures")
+        .join(relative)
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn metric(text: &str, name: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+}
+
+/// `appliance decode FILE`: (batches, entries, transactions) and every printed signature.
+fn decode(path: &PathBuf) -> ([u64; 3], HashSet<Vec<u8>>) {
+    let output = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .arg("decode")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let mut totals = [0u64; 3];
+    let mut signatures = HashSet::new();
+    for line in String::from_utf8(output.stdout).unwrap().lines() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        if let Some(summary) = value.get("summary") {
+            for (total, key) in totals
+                .iter_mut()
+                .zip(["batches", "entries", "transactions"])
+            {
+                *total += summary[key].as_u64().unwrap();
+            }
+        }
+        for signature in value["signatures"].as_array().into_iter().flatten() {
+            signatures.insert(
+                bs58::decode(signature.as_str().unwrap())
+                    .into_vec()
+                    .unwrap(),
+            );
+        }
+    }
+    (totals, signatures)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_decode_like_appliance_decode() {
+    let udp: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["run", "--workers", "2", "--udp", &udp.to_string()])
+        .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _appliance = Appliance { child };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut client = loop {
+        match StreamClient::connect(format!("http://{grpc}")).await {
+            Ok(client) => break client,
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            Err(error) => panic!("no gRPC server on {grpc}: {error}"),
+        }
+    };
+    let request = SubscribeRequest {
+        subscriptions: Default::default(),
+        ping_id: None,
+    };
+    let mut updates = client
+        .subscribe_decoded(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(fixture("shreds/manifest.json")).unwrap()).unwrap();
+    let mut expected_totals = [0u64; 3];
+    let mut decoded_signatures = HashSet::new();
+    let mut expected: HashSet<Vec<u8>> = HashSet::new();
+    let mut files = Vec::new();
+    for slot in manifest["slots"].as_array().unwrap() {
+        let path = fixture(&format!(
+            "shreds/{}",
+            slot["files"]["lossy"].as_str().unwrap()
+        ));
+        let (totals, signatures) = decode(&path);
+        for (sum, value) in expected_totals.iter_mut().zip(totals) {
+            *sum += value;
+        }
+        decoded_signatures.extend(signatures);
+        expected.extend(
+            slot["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|entry| entry["transactions"].as_array().unwrap())
+                .filter(|tx| {
+                    tx["anchor_calls"]
+                        .as_array()
+                        .is_some_and(|calls| !calls.is_empty())
+                })
+                .map(|tx| {
+                    bs58::decode(tx["signature"].as_str().unwrap())
+                        .into_vec()
+                        .unwrap()
+                }),
+        );
+        files.push(path);
+    }
+    assert!(!expected.is_empty() && expected.is_subset(&decoded_signatures));
+
+    let sender = std::thread::spawn(move || {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut sent = 0u64;
+        for path in files {
+            let bytes = std::fs::read(path).unwrap();
+            for record in decoder::framing::records(&bytes) {
+                socket.send_to(record.unwrap().payload, udp).unwrap();
+                sent += 1;
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+        sent
+    });
+
+    let mut missing = expected.clone();
+    let mut seen = HashSet::new();
+    while !missing.is_empty() {
+        let next = tokio::time::timeout(Duration::from_secs(30), updates.next()).await;
+        let update = next
+            .unwrap_or_else(|_| panic!("{} transactions missing", missing.len()))
+            .unwrap()
+            .unwrap();
+        if let Some(Update::Transaction(transaction)) = update.update {
+            assert!(
+                decoded_signatures.contains(&transaction.signature),
+                "a transaction appliance decode does not print"
+            );
+            missing.remove(&transaction.signature);
+            seen.insert(transaction.signature);
+        }
+    }
+    let sent = sender.join().unwrap();
+    assert_eq!(seen, expected);
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        let (_, text) = http_get(http, "/metrics", &[]);
+        let totals = [
+            metric(&text, "appliance_entry_batches_total{outcome=\"emitted\"}").unwrap_or(0),
+            metric(&text, "appliance_entries_total").unwrap_or(0),
+            metric(&text, "appliance_transactions_total").unwrap_or(0),
+        ];
+        let datagrams: u64 = (0..2)
+            .map(|w| {
+                metric(
+                    &text,
+                    &format!("appliance_worker_datagrams_total{{worker=\"{w}\"}}"),
+                )
+                .unwrap_or(0)
+            })
+            .sum();
+        if (totals == expected_totals && datagrams == sent) || Instant::now() > deadline {
+            assert_eq!(totals, expected_totals, "batches, entries, transactions");
+            assert_eq!(datagrams, sent);
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for worker in 0..2 {
+        let datagrams = format!("appliance_worker_datagrams_total{{worker=\"{worker}\"}}");
+        assert!(metric(&text, &datagrams).unwrap() > 0, "{text}");
+        let forwarded = format!("appliance_worker_forwarded_total{{worker=\"{worker}\"}}");
+        assert!(metric(&text, &forwarded).unwrap() > 0, "{text}");
+        for reason in ["ring_full", "forward_full"] {
+            let drops =
+                format!("appliance_ring_drops_total{{worker=\"{worker}\",reason=\"{reason}\"}}");
+            assert_eq!(metric(&text, &drops), Some(0), "{text}");
+        }
+    }
+}

@@ -1,0 +1,477 @@
+//! `SlotStage`: the second half of the shred path, data shreds in, entry batches out.
+//!
+//! It takes the [`SetEvent`]s of one or more [`SetStage`](crate::set_stage::SetStage)s for the
+//! slots it owns, copies each data shred's payload into a fixed store keyed by `(slot, index)`,
+//! tells the [`Deshredder`] which shreds became present, and queues the entry batches that became
+//! complete. The caller drains them with [`SlotStage::next_batch`], which assembles the batch
+//! bytes into a buffer reserved at start and parses them strictly. Batch semantics are the
+//! deshredder's: uncertain starts kept only on an exact parse, padding ignored, `DATA_COMPLETE`
+//! boundaries, a batch emitted as soon as it is complete.
+//!
+//! Store: groups of the 32 data shreds of one FEC set (~38 KB each), `store_sets` of them
+//! reserved at construction. A group is released when its 32 shreds were all used in batches,
+//! when its set was evicted upstream, or when its slot falls below the window; when every group
+//! is in use the oldest is evicted (counted) and the deshredder forgets its shreds.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::decoder::DecoderConfig;
+use crate::deshred::{BatchSpan, DeshredConfig, Deshredder};
+use crate::entry::{EntryBatch, EntryError, parse_entry_batch};
+use crate::fec::SetKey;
+use crate::set_stage::{DataShredReady, SetEvent};
+use crate::shred::{
+    DATA_HEADERS_LEN, DATA_SHRED_LEN, DATA_SHREDS_PER_FEC_SET, MAX_SHREDS_PER_SLOT,
+};
+
+/// Bounds of a slot stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotStageConfig {
+    /// FEC sets' worth of data shreds held (32 payloads each). Default: the decoder's
+    /// `fec.max_sets_in_flight` (1,024, ~39 MB).
+    pub store_sets: usize,
+    pub deshred: DeshredConfig,
+    /// See [`DecoderConfig::max_batch_bytes`].
+    pub max_batch_bytes: usize,
+    /// See [`DecoderConfig::max_pending_batches`].
+    pub max_pending_batches: usize,
+}
+
+impl From<&DecoderConfig> for SlotStageConfig {
+    fn from(config: &DecoderConfig) -> Self {
+        Self {
+            store_sets: config.fec.max_sets_in_flight,
+            deshred: config.deshred,
+            max_batch_bytes: config.max_batch_bytes,
+            max_pending_batches: config.max_pending_batches,
+        }
+    }
+}
+
+impl Default for SlotStageConfig {
+    fn default() -> Self {
+        Self::from(&DecoderConfig::default())
+    }
+}
+
+/// Batch-level events that are not per-datagram outcomes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchCounters {
+    pub batches_emitted: u64,
+    /// Certain-start batches whose bytes did not parse.
+    pub batches_invalid: u64,
+    /// Uncertain-start batches that did not parse exactly (kept for a later retry).
+    pub batches_uncertain_rejected: u64,
+    /// Batches whose shreds were evicted before assembly.
+    pub batches_incomplete: u64,
+    pub batches_too_large: u64,
+    pub batches_dropped_queue_full: u64,
+    /// Store groups evicted because every group was in use.
+    pub store_sets_evicted: u64,
+}
+
+/// A complete, strictly parsed entry batch.
+#[derive(Debug)]
+pub struct Batch<'a> {
+    pub span: BatchSpan,
+    /// Earliest receive time of any FEC set holding a shred of the batch.
+    pub first_rx_ns: u64,
+    /// Receive time of the shred that completed the batch.
+    pub completed_rx_ns: u64,
+    pub bytes: &'a [u8],
+    pub entries: EntryBatch<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PendingBatch {
+    span: BatchSpan,
+    first_rx_ns: u64,
+    completed_rx_ns: u64,
+}
+
+/// See the module documentation.
+pub struct SlotStage {
+    config: SlotStageConfig,
+    store: ShredStore,
+    deshred: Deshredder,
+    pending: VecDeque<PendingBatch>,
+    batch_bytes: Vec<u8>,
+    counters: BatchCounters,
+}
+
+impl SlotStage {
+    /// Reserves every buffer the stage will use.
+    pub fn new(config: SlotStageConfig) -> Self {
+        assert!(
+            config.max_pending_batches > 0,
+            "max_pending_batches must be positive"
+        );
+        assert!(
+            config.max_batch_bytes > 0,
+            "max_batch_bytes must be positive"
+        );
+        Self {
+            config,
+            store: ShredStore::new(config.store_sets),
+            deshred: Deshredder::new(config.deshred),
+            pending: VecDeque::with_capacity(config.max_pending_batches),
+            batch_bytes: Vec::with_capacity(config.max_batch_bytes),
+            counters: BatchCounters::default(),
+        }
+    }
+
+    pub fn config(&self) -> &SlotStageConfig {
+        &self.config
+    }
+
+    pub fn batch_counters(&self) -> BatchCounters {
+        self.counters
+    }
+
+    pub fn pending_batches(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Store groups in use.
+    pub fn sets_stored(&self) -> usize {
+        self.store.index.len()
+    }
+
+    /// The payload of a data shred still held, for repair serving and tests.
+    pub fn data_shred(&self, slot: u64, index: u32) -> Option<&[u8]> {
+        self.store.get(slot, index)
+    }
+
+    /// Applies one event of a set stage.
+    pub fn apply(&mut self, event: &SetEvent<'_>) {
+        match event {
+            SetEvent::DataShredReady(shred) => self.insert(shred),
+            SetEvent::SetEvicted(key) => self.forget_set(*key),
+            SetEvent::SlotFloor(floor) => self.release_slots_below(*floor),
+            SetEvent::HighestSlot(_) => {}
+        }
+    }
+
+    /// Stores a data shred and queues the batches it completed.
+    pub fn insert(&mut self, shred: &DataShredReady<'_>) {
+        debug_assert!(shred.index < MAX_SHREDS_PER_SLOT);
+        if shred.index >= MAX_SHREDS_PER_SLOT || shred.payload.len() > DATA_SHRED_LEN {
+            return;
+        }
+        if let Some(evicted) = self.store.put(shred) {
+            self.counters.store_sets_evicted += 1;
+            self.forget_in_deshredder(evicted);
+        }
+        let spans = self.deshred.insert(
+            shred.slot,
+            shred.index,
+            shred.data_complete(),
+            shred.last_in_slot(),
+        );
+        for span in spans.into_iter().flatten() {
+            if self.pending.iter().any(|pending| pending.span == span) {
+                continue;
+            }
+            if self.pending.len() == self.config.max_pending_batches {
+                self.counters.batches_dropped_queue_full += 1;
+                continue;
+            }
+            self.pending.push_back(PendingBatch {
+                span,
+                first_rx_ns: shred.first_rx_ns,
+                completed_rx_ns: shred.rx_ns,
+            });
+        }
+    }
+
+    /// Forgets the data shreds of a set evicted upstream.
+    pub fn forget_set(&mut self, key: SetKey) {
+        self.store.release(&key);
+        self.forget_in_deshredder(key);
+    }
+
+    /// Drops every slot below `slot_floor`.
+    pub fn release_slots_below(&mut self, slot_floor: u64) {
+        self.store.release_slots_below(slot_floor);
+        self.deshred.release_slots_below(slot_floor);
+    }
+
+    /// Takes the next complete batch, assembled and strictly parsed. Batches that fail are
+    /// counted and skipped.
+    pub fn next_batch(&mut self) -> Option<Batch<'_>> {
+        let (pending, first_rx_ns, entry_count, transaction_count) = loop {
+            let pending = self.pending.pop_front()?;
+            let Some(first_rx_ns) = self.assemble(&pending) else {
+                continue;
+            };
+            // Only owned counts leave this match, so the batch buffer is free again for the next
+            // iteration; the view is rebuilt from them below without a second walk.
+            match parse_entry_batch(&self.batch_bytes) {
+                Ok(entries) => {
+                    break (
+                        pending,
+                        first_rx_ns,
+                        entries.entry_count(),
+                        entries.transaction_count(),
+                    );
+                }
+                Err(error) => self.note_parse_failure(&pending.span, &error),
+            }
+        };
+        self.consume(&pending.span);
+        self.counters.batches_emitted += 1;
+        let bytes = self.batch_bytes.as_slice();
+        Some(Batch {
+            span: pending.span,
+            first_rx_ns,
+            completed_rx_ns: pending.completed_rx_ns,
+            bytes,
+            entries: EntryBatch::from_validated(bytes, entry_count, transaction_count),
+        })
+    }
+
+    fn forget_in_deshredder(&mut self, key: SetKey) {
+        self.deshred
+            .forget(key.slot, key.fec_set_index, DATA_SHREDS_PER_FEC_SET as u32);
+    }
+
+    /// Copies the batch's entry bytes into the batch buffer and returns the earliest receive time
+    /// of its sets; `None` when it cannot.
+    fn assemble(&mut self, pending: &PendingBatch) -> Option<u64> {
+        let span = &pending.span;
+        self.batch_bytes.clear();
+        let mut first_rx_ns = pending.first_rx_ns;
+        for index in span.start_index..=span.end_index {
+            let Some((payload, set_first_rx_ns)) = self.store.get_with_rx(span.slot, index) else {
+                self.counters.batches_incomplete += 1;
+                return None;
+            };
+            first_rx_ns = first_rx_ns.min(set_first_rx_ns);
+            // Stored shreds passed `parse_shred`, so `size` lies in 88..=88 + capacity.
+            let size = usize::from(u16::from_le_bytes([payload[86], payload[87]]));
+            let data = payload.get(DATA_HEADERS_LEN..size).unwrap_or_default();
+            if self.batch_bytes.len() + data.len() > self.config.max_batch_bytes {
+                self.counters.batches_too_large += 1;
+                self.consume(span);
+                return None;
+            }
+            self.batch_bytes.extend_from_slice(data);
+        }
+        Some(first_rx_ns)
+    }
+
+    fn note_parse_failure(&mut self, span: &BatchSpan, _error: &EntryError) {
+        if span.start_certain {
+            self.counters.batches_invalid += 1;
+            self.consume(span);
+        } else {
+            // The true start may lie earlier; leave the shreds for when the predecessor arrives.
+            self.counters.batches_uncertain_rejected += 1;
+        }
+    }
+
+    fn consume(&mut self, span: &BatchSpan) {
+        self.deshred.mark_emitted(span);
+        for index in span.start_index..=span.end_index {
+            self.store.mark_consumed(span.slot, index);
+        }
+    }
+}
+
+/// The data shreds of one FEC set.
+struct Group {
+    key: SetKey,
+    in_use: bool,
+    sequence: u64,
+    present: u32,
+    consumed: u32,
+    lengths: [u16; DATA_SHREDS_PER_FEC_SET],
+    first_rx_ns: [u64; DATA_SHREDS_PER_FEC_SET],
+    payloads: Box<[[u8; DATA_SHRED_LEN]; DATA_SHREDS_PER_FEC_SET]>,
+}
+
+/// A fixed pool of [`Group`]s indexed by set key; see the module documentation.
+struct ShredStore {
+    groups: Vec<Group>,
+    free: Vec<u32>,
+    index: HashMap<SetKey, u32>,
+    next_sequence: u64,
+}
+
+fn key_of(slot: u64, index: u32) -> (SetKey, usize) {
+    let position = index as usize % DATA_SHREDS_PER_FEC_SET;
+    let key = SetKey {
+        slot,
+        fec_set_index: index - position as u32,
+    };
+    (key, position)
+}
+
+impl ShredStore {
+    fn new(capacity: usize) -> Self {
+        assert!(capacity > 0, "store_sets must be positive");
+        let groups = (0..capacity)
+            .map(|_| Group {
+                key: SetKey {
+                    slot: 0,
+                    fec_set_index: 0,
+                },
+                in_use: false,
+                sequence: 0,
+                present: 0,
+                consumed: 0,
+                lengths: [0; DATA_SHREDS_PER_FEC_SET],
+                first_rx_ns: [0; DATA_SHREDS_PER_FEC_SET],
+                payloads: Box::new([[0; DATA_SHRED_LEN]; DATA_SHREDS_PER_FEC_SET]),
+            })
+            .collect();
+        Self {
+            groups,
+            free: (0..capacity as u32).rev().collect(),
+            // Twice the bound: hashbrown then rehashes tombstones in place instead of growing.
+            index: HashMap::with_capacity(2 * capacity),
+            next_sequence: 0,
+        }
+    }
+
+    fn get(&self, slot: u64, index: u32) -> Option<&[u8]> {
+        self.get_with_rx(slot, index).map(|(payload, _)| payload)
+    }
+
+    fn get_with_rx(&self, slot: u64, index: u32) -> Option<(&[u8], u64)> {
+        let (key, position) = key_of(slot, index);
+        let group = &self.groups[*self.index.get(&key)? as usize];
+        if group.present >> position & 1 == 0 {
+            return None;
+        }
+        let length = usize::from(group.lengths[position]);
+        Some((
+            &group.payloads[position][..length],
+            group.first_rx_ns[position],
+        ))
+    }
+
+    /// Stores (or overwrites) a payload; returns the key of a group evicted to make room.
+    fn put(&mut self, shred: &DataShredReady<'_>) -> Option<SetKey> {
+        let (key, position) = key_of(shred.slot, shred.index);
+        let mut evicted = None;
+        let slot = match self.index.get(&key) {
+            Some(&slot) => slot,
+            None => {
+                if self.free.is_empty() {
+                    evicted = self.evict_oldest();
+                }
+                // evict_oldest freed a group when the list was empty; the fallback is never used
+                // but keeps this path free of unwrap.
+                let slot = self.free.pop().unwrap_or(0);
+                let group = &mut self.groups[slot as usize];
+                group.key = key;
+                group.in_use = true;
+                group.sequence = self.next_sequence;
+                group.present = 0;
+                group.consumed = 0;
+                self.next_sequence += 1;
+                self.index.insert(key, slot);
+                slot
+            }
+        };
+        let group = &mut self.groups[slot as usize];
+        group.payloads[position][..shred.payload.len()].copy_from_slice(shred.payload);
+        group.lengths[position] = shred.payload.len() as u16;
+        group.first_rx_ns[position] = shred.first_rx_ns;
+        group.present |= 1 << position;
+        evicted
+    }
+
+    fn mark_consumed(&mut self, slot: u64, index: u32) {
+        let (key, position) = key_of(slot, index);
+        let Some(&group_slot) = self.index.get(&key) else {
+            return;
+        };
+        let group = &mut self.groups[group_slot as usize];
+        group.consumed |= 1 << position;
+        if group.consumed == u32::MAX {
+            self.release(&key);
+        }
+    }
+
+    fn release(&mut self, key: &SetKey) {
+        if let Some(slot) = self.index.remove(key) {
+            let group = &mut self.groups[slot as usize];
+            group.in_use = false;
+            group.present = 0;
+            self.free.push(slot);
+        }
+    }
+
+    fn release_slots_below(&mut self, slot_floor: u64) {
+        for slot in 0..self.groups.len() {
+            let group = &self.groups[slot];
+            if group.in_use && group.key.slot < slot_floor {
+                let key = group.key;
+                self.release(&key);
+            }
+        }
+    }
+
+    fn evict_oldest(&mut self) -> Option<SetKey> {
+        let oldest = self
+            .groups
+            .iter()
+            .filter(|group| group.in_use)
+            .min_by_key(|group| group.sequence)
+            .map(|group| group.key)?;
+        self.release(&oldest);
+        Some(oldest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shred(slot: u64, index: u32, payload: &[u8]) -> DataShredReady<'_> {
+        DataShredReady {
+            slot,
+            index,
+            flags: 0,
+            first_rx_ns: u64::from(index),
+            rx_ns: u64::from(index),
+            payload,
+        }
+    }
+
+    #[test]
+    fn a_full_store_evicts_its_oldest_set_and_counts_it() {
+        let mut stage = SlotStage::new(SlotStageConfig {
+            store_sets: 2,
+            ..SlotStageConfig::default()
+        });
+        let payload = [7u8; 100];
+        stage.insert(&shred(1, 0, &payload));
+        stage.insert(&shred(1, 33, &payload));
+        assert_eq!(stage.data_shred(1, 0), Some(&payload[..]));
+        stage.insert(&shred(2, 5, &payload));
+        assert_eq!(stage.batch_counters().store_sets_evicted, 1);
+        assert_eq!(stage.data_shred(1, 0), None, "the oldest set went");
+        assert_eq!(stage.data_shred(1, 33), Some(&payload[..]));
+        assert_eq!(stage.data_shred(2, 5), Some(&payload[..]));
+        assert_eq!(stage.sets_stored(), 2);
+    }
+
+    #[test]
+    fn evicted_sets_and_old_slots_are_forgotten() {
+        let mut stage = SlotStage::new(SlotStageConfig::default());
+        let payload = [1u8; 90];
+        stage.insert(&shred(10, 3, &payload));
+        stage.insert(&shred(11, 3, &payload));
+        stage.apply(&SetEvent::SetEvicted(SetKey {
+            slot: 10,
+            fec_set_index: 0,
+        }));
+        assert_eq!(stage.data_shred(10, 3), None);
+        stage.apply(&SetEvent::SlotFloor(12));
+        assert_eq!(stage.data_shred(11, 3), None);
+        assert_eq!(stage.sets_stored(), 0);
+    }
+}
