@@ -128,11 +128,13 @@ fn ours(program: &Pubkey, data: &[u8], keys: &[Pubkey]) -> Option<Value> {
 }
 
 /// Instructions the archive does not parse yet (documented in docs/archive-rpc.md): the
-/// Token-2022 confidential-transfer families (outer tags 27, 37, 42) and the permissioned
+/// Token-2022 confidential-transfer families (outer tags 27 and 42) and the permissioned
 /// confidential burn (46, 3). They print partially decoded where the validator parses them.
 fn not_yet_parsed(program: &Pubkey, data: &[u8]) -> bool {
-    let token = [TOKEN, TOKEN_2022].iter().any(|id| program.to_string() == *id);
-    token && (matches!(data.first(), Some(27 | 37 | 42)) || data.starts_with(&[46, 3]))
+    let token = [TOKEN, TOKEN_2022]
+        .iter()
+        .any(|id| program.to_string() == *id);
+    token && (matches!(data.first(), Some(27 | 42)) || data.starts_with(&[46, 3]))
 }
 
 /// Runs `cases` generated instructions for `program`, with data prefixes from `prefixes`;
@@ -234,6 +236,13 @@ fn token_prefixes() -> Vec<Vec<u8>> {
     prefixes.push([&remove_key[..], &[0], &text("")].concat());
     prefixes.push([&emit[..], &[1], &5u64.to_le_bytes(), &[0]].concat());
     prefixes.push([&emit[..], &[0, 1], &9u64.to_le_bytes()].concat());
+    // Confidential transfer fee withdrawals: offset, (account count,) 36-byte ciphertext.
+    for offset in [0u8, 1] {
+        prefixes.push([&[37, 1, offset][..], &[5; 36]].concat());
+        for count in 0u8..3 {
+            prefixes.push([&[37, 2, count, offset][..], &[6; 36]].concat());
+        }
+    }
     // Batches of two well-formed inner instructions (transfer, 3 accounts; syncNative, 1).
     let mut batch = vec![255, 3, 9, 3];
     batch.extend_from_slice(&5u64.to_le_bytes());
@@ -306,6 +315,12 @@ const TOKEN_KINDS: &[&str] = &[
     "initializePermissionedBurnConfig",
     "permissionedBurn",
     "permissionedBurnChecked",
+    "initializeConfidentialTransferFeeConfig",
+    "withdrawWithheldConfidentialTransferTokensFromMint",
+    "withdrawWithheldConfidentialTransferTokensFromAccounts",
+    "harvestWithheldConfidentialTransferTokensToMint",
+    "enableConfidentialTransferFeeHarvestToMint",
+    "disableConfidentialTransferFeeHarvestToMint",
     "initializeTokenGroup",
     "updateTokenGroupMaxSize",
     "updateTokenGroupAuthority",

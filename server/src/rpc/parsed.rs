@@ -400,6 +400,10 @@ impl<'a> Reader<'a> {
         self.take::<2>().map(u16::from_le_bytes)
     }
 
+    fn i8(&mut self) -> Option<i8> {
+        self.take::<1>().map(i8::from_le_bytes)
+    }
+
     fn i16(&mut self) -> Option<i16> {
         self.take::<2>().map(i16::from_le_bytes)
     }

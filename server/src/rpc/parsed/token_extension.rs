@@ -1,8 +1,11 @@
 //! Token-2022 extension instructions (outer tags 26 to 46) as the validator parses them. Each
 //! extension has its own sub-tag after the outer tag and, for most, a fixed-size payload that
-//! must fit exactly. Confidential-transfer families (27, 37, 42 and the permissioned
-//! confidential burn) are not parsed here and print partially decoded (a documented deviation).
+//! must fit exactly. The confidential-transfer families 27 and 42 and the permissioned
+//! confidential burn are not parsed here and print partially decoded (a documented deviation);
+//! the confidential transfer fee family (37) is.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 
 use super::token::{insert, signers, token_amount};
@@ -18,6 +21,7 @@ pub fn parse(tag: u8, data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
         33 => interest_bearing(ext, accounts),
         34 => toggle(ext, accounts, "CpiGuard"),
         36 => pointer(ext, accounts, "TransferHook", "programId"),
+        37 => confidential_transfer_fee(ext, accounts),
         39 => pointer(ext, accounts, "MetadataPointer", "metadataAddress"),
         40 => pointer(ext, accounts, "GroupPointer", "groupAddress"),
         41 => pointer(ext, accounts, "GroupMemberPointer", "memberAddress"),
@@ -294,6 +298,103 @@ fn permissioned_burn(ext: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
                 "permissionedBurnChecked"
             };
             signers(&mut info, 3, accounts, "authority", "multisigAuthority")?;
+            Some(ix(kind, info))
+        }
+        _ => None,
+    }
+}
+
+/// Confidential transfer fee (outer tag 37). ElGamal keys and AE ciphertexts print in base64.
+fn confidential_transfer_fee(ext: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    match ext.first()? {
+        0 => {
+            accounts.need(1)?;
+            let mut r = payload(ext, 64)?;
+            let authority = r.maybe_null_key()?;
+            let elgamal = BASE64.encode(r.take::<32>()?);
+            let mut info =
+                json!({"mint": a(0)?, "withdrawWithheldAuthorityElGamalPubkey": elgamal});
+            if let Some(authority) = authority {
+                insert(&mut info, "authority", json!(authority));
+            }
+            Some(ix("initializeConfidentialTransferFeeConfig", info))
+        }
+        1 => {
+            accounts.need(4)?;
+            let mut r = payload(ext, 37)?;
+            let offset = r.i8()?;
+            let balance = BASE64.encode(r.take::<36>()?);
+            let mut info = json!({"mint": a(0)?, "feeRecipient": a(1)?,
+                                  "proofInstructionOffset": offset,
+                                  "newDecryptableAvailableBalance": balance});
+            let mut next = 2;
+            if next < accounts.len().saturating_sub(1) {
+                let key = if offset == 0 {
+                    "proofContextStateAccount"
+                } else {
+                    "instructionsSysvar"
+                };
+                insert(&mut info, key, json!(a(next)?));
+                next += 1;
+            }
+            signers(
+                &mut info,
+                next,
+                accounts,
+                "withdrawWithheldAuthority",
+                "multisigWithdrawWithheldAuthority",
+            )?;
+            Some(ix(
+                "withdrawWithheldConfidentialTransferTokensFromMint",
+                info,
+            ))
+        }
+        2 => {
+            let mut r = payload(ext, 38)?;
+            let count = usize::from(r.u8()?);
+            let offset = r.i8()?;
+            let balance = BASE64.encode(r.take::<36>()?);
+            accounts.need(4 + count)?;
+            let first_source = accounts.len() - count;
+            let key = if offset == 0 {
+                "proofContextStateAccount"
+            } else {
+                "instructionsSysvar"
+            };
+            let mut info = json!({"mint": a(0)?, "feeRecipient": a(1)?,
+                                  "proofInstructionOffset": offset,
+                                  "newDecryptableAvailableBalance": balance,
+                                  "sourceAccounts": accounts.keys(first_source)?});
+            insert(&mut info, key, json!(a(2)?));
+            signers(
+                &mut info,
+                3,
+                &accounts.slice(0, first_source)?,
+                "withdrawWithheldAuthority",
+                "multisigWithdrawWithheldAuthority",
+            )?;
+            Some(ix(
+                "withdrawWithheldConfidentialTransferTokensFromAccounts",
+                info,
+            ))
+        }
+        3 => {
+            accounts.need(1)?;
+            Some(ix(
+                "harvestWithheldConfidentialTransferTokensToMint",
+                json!({"mint": a(0)?, "sourceAccounts": accounts.keys(1)?}),
+            ))
+        }
+        sub @ (4 | 5) => {
+            accounts.need(2)?;
+            let mut info = json!({"account": a(0)?});
+            signers(&mut info, 1, accounts, "owner", "multisigOwner")?;
+            let kind = if *sub == 4 {
+                "enableConfidentialTransferFeeHarvestToMint"
+            } else {
+                "disableConfidentialTransferFeeHarvestToMint"
+            };
             Some(ix(kind, info))
         }
         _ => None,
