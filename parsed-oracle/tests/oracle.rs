@@ -128,13 +128,13 @@ fn ours(program: &Pubkey, data: &[u8], keys: &[Pubkey]) -> Option<Value> {
 }
 
 /// Instructions the archive does not parse yet (documented in docs/archive-rpc.md): the
-/// Token-2022 confidential-transfer families (outer tags 27 and 42) and the permissioned
-/// confidential burn (46, 3). They print partially decoded where the validator parses them.
+/// Token-2022 confidential-transfer family (outer tag 27). It prints partially decoded where the
+/// validator parses it.
 fn not_yet_parsed(program: &Pubkey, data: &[u8]) -> bool {
     let token = [TOKEN, TOKEN_2022]
         .iter()
         .any(|id| program.to_string() == *id);
-    token && (matches!(data.first(), Some(27 | 42)) || data.starts_with(&[46, 3]))
+    token && data.first() == Some(&27)
 }
 
 /// Runs `cases` generated instructions for `program`, with data prefixes from `prefixes`;
@@ -243,6 +243,16 @@ fn token_prefixes() -> Vec<Vec<u8>> {
             prefixes.push([&[37, 2, count, offset][..], &[6; 36]].concat());
         }
     }
+    // Confidential mint/burn payloads: ciphertexts and three proof offsets (0 or not).
+    for offsets in [[0u8, 0, 0], [1, 0, 2], [3, 4, 5], [0, 1, 0]] {
+        for prefix in [[42u8, 3], [42, 4], [46, 3]] {
+            prefixes.push([&prefix[..], &[7; 164], &offsets].concat());
+        }
+    }
+    prefixes.push([&[42u8, 0][..], &[8; 68]].concat());
+    prefixes.push([&[42u8, 1][..], &[8; 32], &[0]].concat());
+    prefixes.push([&[42u8, 1][..], &[8; 32], &[2]].concat());
+    prefixes.push([&[42u8, 2][..], &[8; 36]].concat());
     // Batches of two well-formed inner instructions (transfer, 3 accounts; syncNative, 1).
     let mut batch = vec![255, 3, 9, 3];
     batch.extend_from_slice(&5u64.to_le_bytes());
@@ -321,6 +331,13 @@ const TOKEN_KINDS: &[&str] = &[
     "harvestWithheldConfidentialTransferTokensToMint",
     "enableConfidentialTransferFeeHarvestToMint",
     "disableConfidentialTransferFeeHarvestToMint",
+    "initializeConfidentialMintBurnMint",
+    "rotateConfidentialMintBurnSupplyElGamalPubkey",
+    "updateConfidentialMintBurnDecryptableSupply",
+    "confidentialMint",
+    "confidentialBurn",
+    "applyPendingBurn",
+    "permissionedConfidentialBurn",
     "initializeTokenGroup",
     "updateTokenGroupMaxSize",
     "updateTokenGroupAuthority",

@@ -1,8 +1,8 @@
 //! Token-2022 extension instructions (outer tags 26 to 46) as the validator parses them. Each
 //! extension has its own sub-tag after the outer tag and, for most, a fixed-size payload that
-//! must fit exactly. The confidential-transfer families 27 and 42 and the permissioned
-//! confidential burn are not parsed here and print partially decoded (a documented deviation);
-//! the confidential transfer fee family (37) is.
+//! must fit exactly. The confidential-transfer family (27) is not parsed here and prints
+//! partially decoded (a documented deviation); the confidential transfer fee (37) and
+//! confidential mint/burn (42) families and the permissioned confidential burn are.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -25,6 +25,7 @@ pub fn parse(tag: u8, data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
         39 => pointer(ext, accounts, "MetadataPointer", "metadataAddress"),
         40 => pointer(ext, accounts, "GroupPointer", "groupAddress"),
         41 => pointer(ext, accounts, "GroupMemberPointer", "memberAddress"),
+        42 => confidential_mint_burn(ext, accounts),
         43 => scaled_ui_amount(ext, accounts),
         44 => pausable(ext, accounts),
         46 => permissioned_burn(ext, accounts),
@@ -300,6 +301,22 @@ fn permissioned_burn(ext: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
             signers(&mut info, 3, accounts, "authority", "multisigAuthority")?;
             Some(ix(kind, info))
         }
+        3 => {
+            accounts.need(4)?;
+            let burn = ConfidentialAmount::read(ext)?;
+            let mut info = json!({"account": a(0)?, "mint": a(1)?,
+                                  "newDecryptableAvailableBalance": burn.balance});
+            burn.insert_offsets(&mut info);
+            // The permissioned burn authority and the owner are the trailing accounts.
+            let limit = accounts.len().saturating_sub(2);
+            let mut next = burn.proof_accounts(&mut info, accounts, 2, limit)?;
+            if next < accounts.len().saturating_sub(1) {
+                insert(&mut info, "permissionedBurnAuthority", json!(a(next)?));
+                next += 1;
+            }
+            signers(&mut info, next, accounts, "authority", "multisigAuthority")?;
+            Some(ix("permissionedConfidentialBurn", info))
+        }
         _ => None,
     }
 }
@@ -396,6 +413,128 @@ fn confidential_transfer_fee(ext: &[u8], accounts: &Accounts<'_>) -> Option<Valu
                 "disableConfidentialTransferFeeHarvestToMint"
             };
             Some(ix(kind, info))
+        }
+        _ => None,
+    }
+}
+
+/// The payload shared by confidential mint and burn: a 36-byte AE ciphertext (new decryptable
+/// supply or balance), two 64-byte auditor ciphertexts (not printed), three proof offsets.
+struct ConfidentialAmount {
+    balance: String,
+    offsets: [i8; 3],
+}
+
+impl ConfidentialAmount {
+    fn read(ext: &[u8]) -> Option<Self> {
+        let mut r = payload(ext, 36 + 64 + 64 + 3)?;
+        let balance = BASE64.encode(r.take::<36>()?);
+        r.take::<128>()?;
+        let offsets = [r.i8()?, r.i8()?, r.i8()?];
+        Some(Self { balance, offsets })
+    }
+
+    fn insert_offsets(&self, info: &mut Value) {
+        let [equality, validity, range] = self.offsets;
+        insert(info, "equalityProofInstructionOffset", json!(equality));
+        insert(
+            info,
+            "ciphertextValidityProofInstructionOffset",
+            json!(validity),
+        );
+        insert(info, "rangeProofInstructionOffset", json!(range));
+    }
+
+    /// Walks the optional proof accounts from `next` while `next < limit`: the instructions
+    /// sysvar when any proof is in an instruction, then a context-state account for each proof
+    /// that is not. Returns the position after them.
+    fn proof_accounts(
+        &self,
+        info: &mut Value,
+        accounts: &Accounts<'_>,
+        mut next: usize,
+        limit: usize,
+    ) -> Option<usize> {
+        if self.offsets.iter().any(|&offset| offset != 0) && next < limit {
+            insert(info, "instructionsSysvar", json!(accounts.get(next)?));
+            next += 1;
+        }
+        let names = [
+            "equalityProofContextStateAccount",
+            "ciphertextValidityProofContextStateAccount",
+            "rangeProofContextStateAccount",
+        ];
+        for (offset, name) in self.offsets.iter().zip(names) {
+            if *offset == 0 && next < limit {
+                insert(info, name, json!(accounts.get(next)?));
+                next += 1;
+            }
+        }
+        Some(next)
+    }
+}
+
+/// Confidential mint/burn (outer tag 42).
+fn confidential_mint_burn(ext: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    match ext.first()? {
+        0 => {
+            accounts.need(1)?;
+            let mut r = payload(ext, 68)?;
+            let pubkey = BASE64.encode(r.take::<32>()?);
+            let supply = BASE64.encode(r.take::<36>()?);
+            Some(ix(
+                "initializeConfidentialMintBurnMint",
+                json!({"mint": a(0)?, "supplyElGamalPubkey": pubkey,
+                       "decryptableSupply": supply}),
+            ))
+        }
+        1 => {
+            accounts.need(3)?;
+            let mut r = payload(ext, 33)?;
+            let pubkey = BASE64.encode(r.take::<32>()?);
+            let offset = r.i8()?;
+            let mut info = json!({"mint": a(0)?, "newSupplyElGamalPubkey": pubkey,
+                                  "proofInstructionOffset": offset});
+            if 1 < accounts.len().saturating_sub(1) {
+                let key = if offset == 0 {
+                    "proofContextStateAccount"
+                } else {
+                    "instructionsSysvar"
+                };
+                insert(&mut info, key, json!(a(1)?));
+            }
+            signers(&mut info, 2, accounts, "owner", "multisigOwner")?;
+            Some(ix("rotateConfidentialMintBurnSupplyElGamalPubkey", info))
+        }
+        2 => {
+            accounts.need(2)?;
+            let supply = BASE64.encode(payload(ext, 36)?.take::<36>()?);
+            let mut info = json!({"mint": a(0)?, "newDecryptableSupply": supply});
+            signers(&mut info, 1, accounts, "owner", "multisigOwner")?;
+            Some(ix("updateConfidentialMintBurnDecryptableSupply", info))
+        }
+        sub @ (3 | 4) => {
+            accounts.need(3)?;
+            let amount = ConfidentialAmount::read(ext)?;
+            let (kind, field) = if *sub == 3 {
+                ("confidentialMint", "newDecryptableSupply")
+            } else {
+                ("confidentialBurn", "newDecryptableAvailableBalance")
+            };
+            let mut info = json!({"destination": a(0)?, "mint": a(1)?});
+            insert(&mut info, field, json!(amount.balance));
+            amount.insert_offsets(&mut info);
+            let limit = accounts.len().saturating_sub(1);
+            let next = amount.proof_accounts(&mut info, accounts, 2, limit)?;
+            signers(&mut info, next, accounts, "owner", "multisigOwner")?;
+            Some(ix(kind, info))
+        }
+        5 => {
+            accounts.need(2)?;
+            let mut info = json!({"mint": a(0)?});
+            signers(&mut info, 1, accounts, "owner", "multisigOwner")?;
+            Some(ix("applyPendingBurn", info))
         }
         _ => None,
     }
