@@ -6,14 +6,15 @@
 //! list) says so, it is not a reserved account (builtin programs and sysvars), and it is not
 //! called as a program while the upgradeable BPF loader is absent from the static keys.
 //!
-//! Parsed programs (the validator's `parse_instruction`): System, SPL Memo (v1, v3, v4), SPL
-//! Token and Token-2022 ([`token`], [`token_extension`], [`token_interfaces`]) and the associated
-//! token account program ([`associated_token`]), the address lookup table program
-//! ([`address_lookup_table`]), the BPF loaders ([`bpf_loader`]), vote ([`vote`]) and stake
-//! ([`stake`]). Instructions of other programs, and
-//! instructions the validator's parser refuses (bad or short data, too few accounts), print in the
-//! partially decoded form (`programId`, `accounts` as keys, base58 `data`), as the validator does.
-//! What is not parsed yet is listed in docs/archive-rpc.md.
+//! Parsed programs: every program the validator's `parse_instruction` (solana-transaction-status
+//! 4.4) parses: System, SPL Memo (v1, v3, v4), SPL Token and Token-2022 ([`token`],
+//! [`token_extension`], [`token_interfaces`]), the associated token account program
+//! ([`associated_token`]), the address lookup table program ([`address_lookup_table`]), the BPF
+//! loaders ([`bpf_loader`]), vote ([`vote`]) and stake ([`stake`]). Instructions of other
+//! programs, and instructions the validator's parser refuses (bad or short data, too few
+//! accounts), print in the partially decoded form (`programId`, `accounts` as keys, base58
+//! `data`), as the validator does. `parsed-oracle/` checks all of it against the validator's
+//! crate.
 
 mod address_lookup_table;
 mod associated_token;

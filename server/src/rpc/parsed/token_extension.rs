@@ -1,8 +1,7 @@
 //! Token-2022 extension instructions (outer tags 26 to 46) as the validator parses them. Each
 //! extension has its own sub-tag after the outer tag and, for most, a fixed-size payload that
-//! must fit exactly. The confidential-transfer family (27) is not parsed here and prints
-//! partially decoded (a documented deviation); the confidential transfer fee (37) and
-//! confidential mint/burn (42) families and the permissioned confidential burn are.
+//! must fit exactly (the confidential families print their ciphertexts and ElGamal keys in
+//! base64, like the zk-sdk's pod types).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -16,6 +15,7 @@ pub fn parse(tag: u8, data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
     let ext = data.get(1..)?;
     match tag {
         26 => transfer_fee(ext, accounts),
+        27 => confidential_transfer(ext, accounts),
         28 => default_account_state(data, accounts),
         30 => toggle(ext, accounts, "RequiredMemoTransfers"),
         33 => interest_bearing(ext, accounts),
@@ -445,32 +445,224 @@ impl ConfidentialAmount {
         insert(info, "rangeProofInstructionOffset", json!(range));
     }
 
-    /// Walks the optional proof accounts from `next` while `next < limit`: the instructions
-    /// sysvar when any proof is in an instruction, then a context-state account for each proof
-    /// that is not. Returns the position after them.
+    /// The proof accounts of the equality, ciphertext-validity and range proofs.
     fn proof_accounts(
         &self,
         info: &mut Value,
         accounts: &Accounts<'_>,
-        mut next: usize,
+        next: usize,
         limit: usize,
     ) -> Option<usize> {
-        if self.offsets.iter().any(|&offset| offset != 0) && next < limit {
-            insert(info, "instructionsSysvar", json!(accounts.get(next)?));
+        let [equality, validity, range] = self.offsets;
+        proof_accounts(
+            info,
+            accounts,
+            next,
+            limit,
+            &[
+                (equality, "equalityProofContextStateAccount"),
+                (validity, "ciphertextValidityProofContextStateAccount"),
+                (range, "rangeProofContextStateAccount"),
+            ],
+        )
+    }
+}
+
+/// Walks the optional proof accounts from `next` while `next < limit`: the instructions sysvar
+/// when any proof is in an instruction (non-zero offset), then a context-state account for each
+/// proof that is not. Returns the position after them.
+fn proof_accounts(
+    info: &mut Value,
+    accounts: &Accounts<'_>,
+    mut next: usize,
+    limit: usize,
+    proofs: &[(i8, &str)],
+) -> Option<usize> {
+    if proofs.iter().any(|&(offset, _)| offset != 0) && next < limit {
+        insert(info, "instructionsSysvar", json!(accounts.get(next)?));
+        next += 1;
+    }
+    for &(offset, name) in proofs {
+        if offset == 0 && next < limit {
+            insert(info, name, json!(accounts.get(next)?));
             next += 1;
         }
-        let names = [
-            "equalityProofContextStateAccount",
-            "ciphertextValidityProofContextStateAccount",
-            "rangeProofContextStateAccount",
-        ];
-        for (offset, name) in self.offsets.iter().zip(names) {
-            if *offset == 0 && next < limit {
-                insert(info, name, json!(accounts.get(next)?));
-                next += 1;
+    }
+    Some(next)
+}
+
+/// `proofContextStateAccount` when the proof is a context-state account (offset 0), else
+/// `instructionsSysvar`.
+fn proof_key(offset: i8) -> &'static str {
+    if offset == 0 {
+        "proofContextStateAccount"
+    } else {
+        "instructionsSysvar"
+    }
+}
+
+/// A 36-byte authenticated-encryption ciphertext, printed in base64.
+fn ae_ciphertext(r: &mut Reader<'_>) -> Option<String> {
+    r.take::<36>().map(|bytes| BASE64.encode(bytes))
+}
+
+/// Confidential transfer (outer tag 27).
+fn confidential_transfer(ext: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let limit = accounts.len().saturating_sub(1);
+    match ext.first()? {
+        0 => {
+            accounts.need(1)?;
+            let mut r = payload(ext, 65)?;
+            let authority = r.maybe_null_key()?;
+            let auto_approve = r.u8()? != 0;
+            let auditor = r.take::<32>()?;
+            let auditor = (auditor != [0; 32]).then(|| BASE64.encode(auditor));
+            let mut info = json!({"mint": a(0)?, "autoApproveNewAccounts": auto_approve,
+                                  "auditorElGamalPubkey": auditor});
+            if let Some(authority) = authority {
+                insert(&mut info, "authority", json!(authority));
             }
+            Some(ix("initializeConfidentialTransferMint", info))
         }
-        Some(next)
+        1 => {
+            accounts.need(2)?;
+            let mut r = payload(ext, 33)?;
+            let auto_approve = r.u8()? != 0;
+            let auditor = r.take::<32>()?;
+            let auditor = (auditor != [0; 32]).then(|| BASE64.encode(auditor));
+            Some(ix(
+                "updateConfidentialTransferMint",
+                json!({"mint": a(0)?, "confidentialTransferMintAuthority": a(1)?,
+                       "autoApproveNewAccounts": auto_approve,
+                       "auditorElGamalPubkey": auditor}),
+            ))
+        }
+        2 => {
+            accounts.need(4)?;
+            let mut r = payload(ext, 45)?;
+            let (balance, counter, offset) = (ae_ciphertext(&mut r)?, r.u64()?, r.i8()?);
+            let mut info = json!({"account": a(0)?, "mint": a(1)?,
+                                  "decryptableZeroBalance": balance,
+                                  "maximumPendingBalanceCreditCounter": counter,
+                                  "proofInstructionOffset": offset});
+            insert(&mut info, proof_key(offset), json!(a(2)?));
+            signers(&mut info, 3, accounts, "owner", "multisigOwner")?;
+            Some(ix("configureConfidentialTransferAccount", info))
+        }
+        3 => {
+            accounts.need(3)?;
+            Some(ix(
+                "approveConfidentialTransferAccount",
+                json!({"account": a(0)?, "mint": a(1)?,
+                       "confidentialTransferAuditorAuthority": a(2)?}),
+            ))
+        }
+        4 => {
+            accounts.need(3)?;
+            let offset = payload(ext, 1)?.i8()?;
+            let mut info = json!({"account": a(0)?, "proofInstructionOffset": offset});
+            insert(&mut info, proof_key(offset), json!(a(1)?));
+            signers(&mut info, 2, accounts, "owner", "multisigOwner")?;
+            Some(ix("emptyConfidentialTransferAccount", info))
+        }
+        5 => {
+            accounts.need(3)?;
+            let mut r = payload(ext, 9)?;
+            let (amount, decimals) = (r.u64()?, r.u8()?);
+            let mut info = json!({"account": a(0)?, "mint": a(1)?, "amount": amount,
+                                  "decimals": decimals});
+            signers(&mut info, 2, accounts, "owner", "multisigOwner")?;
+            Some(ix("depositConfidentialTransfer", info))
+        }
+        6 => {
+            accounts.need(4)?;
+            let mut r = payload(ext, 47)?;
+            let (amount, decimals, balance) = (r.u64()?, r.u8()?, ae_ciphertext(&mut r)?);
+            let (equality, range) = (r.i8()?, r.i8()?);
+            let mut info = json!({"account": a(0)?, "mint": a(1)?, "amount": amount,
+                                  "decimals": decimals,
+                                  "newDecryptableAvailableBalance": balance,
+                                  "equalityProofInstructionOffset": equality,
+                                  "rangeProofInstructionOffset": range});
+            let next = proof_accounts(
+                &mut info,
+                accounts,
+                2,
+                limit,
+                &[
+                    (equality, "equalityProofContextStateAccount"),
+                    (range, "rangeProofContextStateAccount"),
+                ],
+            )?;
+            signers(&mut info, next, accounts, "owner", "multisigOwner")?;
+            Some(ix("withdrawConfidentialTransfer", info))
+        }
+        7 => {
+            accounts.need(4)?;
+            let transfer = ConfidentialAmount::read(ext)?;
+            let mut info = json!({"source": a(0)?, "mint": a(1)?, "destination": a(2)?,
+                                  "newSourceDecryptableAvailableBalance": transfer.balance});
+            transfer.insert_offsets(&mut info);
+            let next = transfer.proof_accounts(&mut info, accounts, 3, limit)?;
+            signers(&mut info, next, accounts, "owner", "multisigOwner")?;
+            Some(ix("confidentialTransfer", info))
+        }
+        8 => {
+            accounts.need(2)?;
+            let mut r = payload(ext, 44)?;
+            let (counter, balance) = (r.u64()?, ae_ciphertext(&mut r)?);
+            let mut info = json!({"account": a(0)?, "newDecryptableAvailableBalance": balance,
+                                  "expectedPendingBalanceCreditCounter": counter});
+            signers(&mut info, 1, accounts, "owner", "multisigOwner")?;
+            Some(ix("applyPendingConfidentialTransferBalance", info))
+        }
+        sub @ 9..=12 => {
+            accounts.need(2)?;
+            let kind = match sub {
+                9 => "enableConfidentialTransferConfidentialCredits",
+                10 => "disableConfidentialTransferConfidentialCredits",
+                11 => "enableConfidentialTransferNonConfidentialCredits",
+                _ => "disableConfidentialTransferNonConfidentialCredits",
+            };
+            let mut info = json!({"account": a(0)?});
+            signers(&mut info, 1, accounts, "owner", "multisigOwner")?;
+            Some(ix(kind, info))
+        }
+        13 => {
+            accounts.need(4)?;
+            let mut r = payload(ext, 36 + 128 + 5)?;
+            let balance = ae_ciphertext(&mut r)?;
+            r.take::<128>()?;
+            let offsets = [r.i8()?, r.i8()?, r.i8()?, r.i8()?, r.i8()?];
+            let names = [
+                "equalityProofContextStateAccount",
+                "transferAmountCiphertextValidityProofContextStateAccount",
+                "feeSigmaProofContextStateAccount",
+                "feeCiphertextValidityProofContextStateAccount",
+                "rangeProofContextStateAccount",
+            ];
+            let [equality, amount_validity, fee_sigma, fee_validity, range] = offsets;
+            let mut info = json!({"source": a(0)?, "mint": a(1)?, "destination": a(2)?,
+                "newSourceDecryptableAvailableBalance": balance,
+                "equalityProofInstructionOffset": equality,
+                "transferAmountCiphertextValidityProofInstructionOffset": amount_validity,
+                "feeCiphertextValidityProofInstructionOffset": fee_validity,
+                "feeSigmaProofInstructionOffset": fee_sigma,
+                "rangeProofInstructionOffset": range});
+            let proofs: Vec<(i8, &str)> = offsets.into_iter().zip(names).collect();
+            let next = proof_accounts(&mut info, accounts, 3, limit, &proofs)?;
+            signers(&mut info, next, accounts, "owner", "multisigOwner")?;
+            Some(ix("confidentialTransferWithFee", info))
+        }
+        14 => {
+            accounts.need(3)?;
+            Some(ix(
+                "configureConfidentialAccountWithRegistry",
+                json!({"account": a(0)?, "mint": a(1)?, "registry": a(2)?}),
+            ))
+        }
+        _ => None,
     }
 }
 
