@@ -375,6 +375,127 @@ fn json_parsed_parses_system_and_memo() {
     assert_eq!(first["stackHeight"], 1);
 }
 
+/// `{"amount","decimals","uiAmount","uiAmountString"}` of a *Checked token instruction, worked
+/// out here from the raw amount (uiAmountString: the decimal number without trailing zeros).
+fn token_amount(amount: u64, decimals: u32) -> Value {
+    let scale = 10u64.pow(decimals);
+    let fraction = format!("{:0width$}", amount % scale, width = decimals as usize);
+    let fraction = fraction.trim_end_matches('0');
+    let text = if fraction.is_empty() {
+        (amount / scale).to_string()
+    } else {
+        format!("{}.{fraction}", amount / scale)
+    };
+    json!({"amount": amount.to_string(), "decimals": decimals,
+           "uiAmount": amount as f64 / scale as f64, "uiAmountString": text})
+}
+
+#[test]
+fn json_parsed_parses_spl_token_and_associated_token() {
+    const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+    const ATA: &str = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
+    let server = TestServer::start(RpcConfig::default());
+    let result = server.result(
+        "getTransaction",
+        json!([AMM_SIG, {"encoding": "jsonParsed"}]),
+    );
+    let doc = fixture_json("json/alpha_amm.buy.4pCgZ28W.txupdate.json");
+    let tx = &doc["transaction"]["transaction"]["message"];
+    let keys: Vec<String> = tx["accountKeys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(b58)
+        .collect();
+    let bytes = |value: &Value| -> Vec<u8> {
+        value
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b.as_u64().unwrap() as u8)
+            .collect()
+    };
+    let account = |ix: &Value, i: usize| keys[ix["accounts"][i].as_u64().unwrap() as usize].clone();
+    // What the validator prints for each token / associated-token instruction of the fixture.
+    let expected = |ix: &Value, stack_height: &Value| -> Option<Value> {
+        let program = keys[ix["programIdIndex"].as_u64().unwrap() as usize].as_str();
+        let data = bytes(&ix["data"]);
+        let a = |i: usize| account(ix, i);
+        let parsed = match (program, data.first()) {
+            (ATA, None) => json!({"type": "create", "info": {"source": a(0), "account": a(1),
+                "wallet": a(2), "mint": a(3), "systemProgram": a(4), "tokenProgram": a(5)}}),
+            (TOKEN, Some(17)) => json!({"type": "syncNative", "info": {"account": a(0)}}),
+            (TOKEN, Some(9)) => json!({"type": "closeAccount", "info": {"account": a(0),
+                "destination": a(1), "owner": a(2)}}),
+            (TOKEN, Some(21)) => {
+                assert_eq!(data, [21, 7, 0]);
+                json!({"type": "getAccountDataSize", "info": {"mint": a(0),
+                    "extensionTypes": ["immutableOwner"]}})
+            }
+            (TOKEN, Some(22)) => json!({"type": "initializeImmutableOwner",
+                "info": {"account": a(0)}}),
+            (TOKEN, Some(18)) => json!({"type": "initializeAccount3", "info": {"account": a(0),
+                "mint": a(1), "owner": bs58::encode(&data[1..33]).into_string()}}),
+            (TOKEN, Some(12)) => {
+                let amount = u64::from_le_bytes(data[1..9].try_into().unwrap());
+                json!({"type": "transferChecked", "info": {"source": a(0), "mint": a(1),
+                    "destination": a(2), "authority": a(3),
+                    "tokenAmount": token_amount(amount, u32::from(data[9]))}})
+            }
+            (TOKEN, _) => panic!("fixture token instruction not covered: {data:?}"),
+            _ => return None,
+        };
+        let name = if program == ATA {
+            "spl-associated-token-account"
+        } else {
+            "spl-token"
+        };
+        Some(
+            json!({"parsed": parsed, "program": name, "programId": program,
+                    "stackHeight": stack_height}),
+        )
+    };
+    let mut checked = 0;
+    let message = &result["transaction"]["message"];
+    for (i, ix) in tx["instructions"].as_array().unwrap().iter().enumerate() {
+        if let Some(expected) = expected(ix, &json!(1)) {
+            assert_eq!(message["instructions"][i], expected, "instruction {i}");
+            checked += 1;
+        }
+    }
+    let inner_fixture = doc["transaction"]["meta"]["innerInstructions"]
+        .as_array()
+        .unwrap();
+    let inner = result["meta"]["innerInstructions"].as_array().unwrap();
+    assert_eq!(inner.len(), inner_fixture.len());
+    let mut transfers = 0;
+    for (group, fixture_group) in inner.iter().zip(inner_fixture) {
+        for (j, ix) in fixture_group["instructions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            if let Some(expected) = expected(ix, &ix["stackHeight"]) {
+                assert_eq!(
+                    group["instructions"][j], expected,
+                    "inner {} #{j}",
+                    group["index"]
+                );
+                checked += 1;
+                transfers += usize::from(expected["parsed"]["type"] == "transferChecked");
+            }
+        }
+    }
+    // 2 ATA creates, syncNative, closeAccount; 2 x 3 account set-ups, 4 transferChecked.
+    assert_eq!((checked, transfers), (14, 4));
+    // The AMM program itself is not parsed: partially decoded.
+    assert_eq!(
+        message["instructions"][7]["data"],
+        b58(&tx["instructions"][7]["data"])
+    );
+}
+
 #[test]
 fn get_block_details_rewards_and_slot_outcomes() {
     let server = TestServer::start(RpcConfig::default());

@@ -42,6 +42,24 @@ assert.equal(memo.parsed, 'hi');
 assert.deepEqual(parsed.meta.err, { InstructionError: [1, { Custom: 6001 }] });
 assert.equal(parsed.transaction.message.accountKeys[0].signer, true);
 
+// getParsedTransaction of a real AMM buy: SPL Token and associated-token-account instructions
+// come out parsed (the copy-trading view), the AMM program itself partially decoded.
+const ammParsed = await connection.getParsedTransaction(AMM, v0);
+const outer = ammParsed.transaction.message.instructions;
+assert.deepEqual(
+  outer.filter((ix) => ix.program === 'spl-associated-token-account').map((ix) => ix.parsed.type),
+  ['create', 'create'],
+);
+assert.equal(outer[7].programId.toBase58(), 'pAMMBay6oceH9fJKBRHGP5D4bD4sWpmSwMn52FMfXEA');
+assert.equal(typeof outer[7].data, 'string');
+const transfers = ammParsed.meta.innerInstructions
+  .flatMap((group) => group.instructions)
+  .filter((ix) => ix.program === 'spl-token' && ix.parsed.type === 'transferChecked');
+assert.equal(transfers.length, 4);
+assert.deepEqual(transfers[0].parsed.info.tokenAmount, {
+  amount: '1205966600208', decimals: 6, uiAmount: 1205966.600208, uiAmountString: '1205966.600208',
+});
+
 const block = await connection.getBlock(371820726, v0);
 assert.equal(block.parentSlot, 371820725);
 assert.equal(block.transactions.length, 2);
