@@ -113,6 +113,41 @@ const KIND_RANGES: &str = "slot-ranges";
 const KIND_BLOCKHASH: &str = "slot-to-blockhash";
 const KIND_ADDRESS: &str = "address-signatures";
 
+/// One index to seal.
+type SealJob<'a> = Box<dyn FnOnce() -> Result<(), IndexBuildError> + Send + 'a>;
+
+/// Threads sealing indexes at once (each holds one spill partition in memory).
+const SEAL_THREADS: usize = 2;
+
+/// Runs `jobs` on `threads` scoped threads, in order of the list; the first error is returned
+/// (after every started job has ended).
+fn run_jobs(jobs: Vec<SealJob<'_>>, threads: usize) -> Result<(), IndexBuildError> {
+    let queue = std::sync::Mutex::new(jobs.into_iter());
+    let next = || queue.lock().ok().and_then(|mut jobs| jobs.next());
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    while let Some(job) = next() {
+                        job()?;
+                    }
+                    Ok::<(), IndexBuildError>(())
+                })
+            })
+            .collect();
+        let mut result = Ok(());
+        for worker in workers {
+            let outcome = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            if result.is_ok() {
+                result = outcome;
+            }
+        }
+        result
+    })
+}
+
 /// Builds the missing indexes of one CAR.
 pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, IndexBuildError> {
     let started = Instant::now();
@@ -370,40 +405,58 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
         .ok_or_else(|| IndexBuildError::NoBlocks { path: path.clone() })?;
     let meta_with = |kind: Option<&str>| IndexMeta::standard(kind, epoch, &root, NETWORK);
     bar.set_message(format!("{}: sealing", path.display()));
-    if let Some(b) = slot_to_cid {
-        b.finish(&paths.slot_to_cid, &meta_with(Some(KIND_SLOT_TO_CID)))
-            .map_err(builder_err)?;
+    // Sealing: each index is independent (own spill files, own output), so they are sealed by
+    // two threads taking jobs largest first; the outputs are the same bytes as sealing them one
+    // after the other.
+    let tables = tables.unwrap_or_else(|| SlotTables::new(epoch));
+    let blockhash_meta = meta_with(Some(KIND_BLOCKHASH));
+    let mut jobs: Vec<SealJob<'_>> = Vec::new();
+    if let Some(b) = address {
+        let meta = meta_with(Some("asig-txs"));
+        let out = &paths.address;
+        jobs.push(Box::new(move || b.finish(out, &meta).map_err(builder_err)));
     }
     if let Some(b) = sig_to_cid {
-        b.finish(&paths.sig_to_cid, &meta_with(Some(KIND_SIG_TO_CID)))
-            .map_err(builder_err)?;
+        let meta = meta_with(Some(KIND_SIG_TO_CID));
+        let out = &paths.sig_to_cid;
+        jobs.push(Box::new(move || b.finish(out, &meta).map_err(builder_err)));
     }
     if let Some(b) = cid_to_offset {
-        b.finish(&paths.cid_to_offset, &meta_with(Some(KIND_CID_TO_OFFSET)))
-            .map_err(builder_err)?;
+        let meta = meta_with(Some(KIND_CID_TO_OFFSET));
+        let out = &paths.cid_to_offset;
+        jobs.push(Box::new(move || b.finish(out, &meta).map_err(builder_err)));
     }
     if let Some(b) = sig_exists {
-        b.finish(&paths.sig_exists, &meta_with(None))
-            .map_err(builder_err)?;
+        let meta = meta_with(None);
+        let out = &paths.sig_exists;
+        jobs.push(Box::new(move || b.finish(out, &meta).map_err(builder_err)));
     }
-    let tables = tables.unwrap_or_else(|| SlotTables::new(epoch));
-    if has(KIND_BLOCKTIME) {
-        tables
-            .write_blocktime(&paths.slot_to_blocktime)
-            .map_err(io)?;
+    if let Some(b) = slot_to_cid {
+        let meta = meta_with(Some(KIND_SLOT_TO_CID));
+        let out = &paths.slot_to_cid;
+        jobs.push(Box::new(move || b.finish(out, &meta).map_err(builder_err)));
     }
-    if has(KIND_RANGES) {
-        tables.write_ranges(&paths.slot_ranges).map_err(io)?;
-    }
-    if has(KIND_BLOCKHASH) {
-        tables
-            .write_blockhashes(&paths.slot_to_blockhash, &meta_with(Some(KIND_BLOCKHASH)))
-            .map_err(format_err)?;
-    }
-    if let Some(b) = address {
-        b.finish(&paths.address, &meta_with(Some("asig-txs")))
-            .map_err(builder_err)?;
-    }
+    let (tables, paths_ref, has_ref, io_ref, format_ref) =
+        (&tables, &paths, &has, &io, &format_err);
+    jobs.push(Box::new(move || {
+        if has_ref(KIND_BLOCKTIME) {
+            tables
+                .write_blocktime(&paths_ref.slot_to_blocktime)
+                .map_err(io_ref)?;
+        }
+        if has_ref(KIND_RANGES) {
+            tables
+                .write_ranges(&paths_ref.slot_ranges)
+                .map_err(io_ref)?;
+        }
+        if has_ref(KIND_BLOCKHASH) {
+            tables
+                .write_blockhashes(&paths_ref.slot_to_blockhash, &blockhash_meta)
+                .map_err(format_ref)?;
+        }
+        Ok(())
+    }));
+    run_jobs(jobs, SEAL_THREADS)?;
     let _ = fs::remove_dir_all(&work);
     bar.finish_and_clear();
     report.elapsed = started.elapsed();

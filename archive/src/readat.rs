@@ -1,5 +1,12 @@
-//! Positioned reads (`pread`) over index and CAR files: one open handle per file, no seeks, safe
-//! to share between threads. Implemented for local files and in-memory bytes (tests).
+//! Positioned reads over index and CAR files: one open handle per file, no seeks, safe to share
+//! between threads. Implemented for local files and in-memory bytes (tests).
+//!
+//! A local file is mapped into memory once at open (read-only, shared) and read by copying from
+//! the mapping: with a warm page cache a lookup costs no system call (`pread` was a third of the
+//! server's CPU time per getTransaction, several reads per lookup). Files that cannot be mapped
+//! (empty files, or where `mmap` fails) are read with `pread`. Archive files are written once and
+//! renamed into place by the builder, never rewritten in place; a file truncated underneath a
+//! running server would fault on access (SIGBUS) instead of returning a short read.
 
 use std::fs::File;
 use std::io;
@@ -42,19 +49,90 @@ pub trait ReadAt: Send + Sync {
     }
 }
 
-/// A local file opened once, read with `pread`.
+/// A local file opened once, mapped read-only (or read with `pread` when it cannot be mapped).
 #[derive(Debug)]
 pub struct LocalFile {
     file: File,
     len: u64,
+    map: Option<Mapping>,
+}
+
+/// A read-only shared mapping of a whole file.
+#[derive(Debug)]
+struct Mapping {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is read-only and never remapped while it lives; reading it from several
+// threads at once is reading shared immutable memory.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    fn new(file: &File, len: u64) -> Option<Mapping> {
+        use std::os::fd::AsRawFd;
+        let len = usize::try_from(len).ok().filter(|&len| len > 0)?;
+        // SAFETY: a fresh read-only mapping of an open descriptor; the kernel chooses the address
+        // and checks the length against the file. The result is checked for MAP_FAILED.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return None;
+        }
+        Some(Mapping {
+            ptr: ptr.cast::<u8>().cast_const(),
+            len,
+        })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` maps `len` readable bytes until `drop` unmaps them.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the region mapped in `new`; no borrow of it outlives `self`.
+        unsafe {
+            libc::munmap(self.ptr.cast_mut().cast::<libc::c_void>(), self.len);
+        }
+    }
 }
 
 impl LocalFile {
-    /// Opens `path` read-only.
+    /// Opens `path` read-only and maps it.
     pub fn open(path: &Path) -> io::Result<Self> {
         let file = File::open(path)?;
         let len = file.metadata()?.len();
-        Ok(LocalFile { file, len })
+        let map = Mapping::new(&file, len);
+        Ok(LocalFile { file, len, map })
+    }
+
+    /// Opens `path` read-only without mapping it: every read is a `pread`.
+    pub fn open_unmapped(path: &Path) -> io::Result<Self> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(LocalFile {
+            file,
+            len,
+            map: None,
+        })
+    }
+
+    /// Whether reads copy from a memory mapping (else they are `pread` calls).
+    pub fn is_mapped(&self) -> bool {
+        self.map.is_some()
     }
 }
 
@@ -71,7 +149,15 @@ impl ReadAt for LocalFile {
                 ),
             ));
         }
-        FileExt::read_exact_at(&self.file, buf, offset)
+        match &self.map {
+            Some(map) => {
+                // In range: checked against `len` (the mapped length) above.
+                let start = offset as usize;
+                buf.copy_from_slice(&map.bytes()[start..start + buf.len()]);
+                Ok(())
+            }
+            None => FileExt::read_exact_at(&self.file, buf, offset),
+        }
     }
 
     fn len(&self) -> u64 {
@@ -106,5 +192,43 @@ impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
 
     fn prefers_bulk(&self) -> bool {
         (**self).prefers_bulk()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn mapped_and_unmapped_reads_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let mapped = LocalFile::open(&path).unwrap();
+        let plain = LocalFile::open_unmapped(&path).unwrap();
+        assert!(mapped.is_mapped());
+        assert!(!plain.is_mapped());
+        for (offset, len) in [(0u64, 1usize), (5, 100), (9_990, 10), (4_096, 4_096)] {
+            let a = mapped.read_vec(offset, len).unwrap();
+            assert_eq!(a, plain.read_vec(offset, len).unwrap());
+            assert_eq!(a, bytes[offset as usize..offset as usize + len]);
+        }
+        let mut buf = [0u8; 11];
+        for file in [&mapped, &plain] {
+            let error = ReadAt::read_exact_at(file, &mut buf, 9_990).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::UnexpectedEof);
+        }
+    }
+
+    #[test]
+    fn an_empty_file_opens_unmapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty");
+        std::fs::write(&path, b"").unwrap();
+        let file = LocalFile::open(&path).unwrap();
+        assert!(!file.is_mapped());
+        assert_eq!(file.read_vec(0, 0).unwrap(), Vec::<u8>::new());
     }
 }

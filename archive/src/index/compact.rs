@@ -49,13 +49,120 @@ pub fn bucket_of(key: &[u8], buckets: u32) -> u32 {
     bucket_of_hash(xxh64(key, 0), buckets)
 }
 
-/// The 24-bit entry hash of `key` in a bucket with `domain`.
-pub fn entry_hash(domain: u32, key: &[u8], scratch: &mut Vec<u8>) -> u32 {
-    scratch.clear();
-    scratch.extend_from_slice(&domain.to_le_bytes());
-    scratch.resize(32, 0);
-    scratch.extend_from_slice(key);
-    (xxh64(scratch, 0) & 0xff_ffff) as u32
+/// The 24-bit entry hash of `key` in a bucket with `domain`: XXH64 (seed 0) of the domain as
+/// 4 little-endian bytes, zero-padded to 32, followed by the key.
+pub fn entry_hash(domain: u32, key: &[u8]) -> u32 {
+    DomainHasher::new(domain).entry_hash(key)
+}
+
+const PRIME64_1: u64 = 0x9E37_79B1_85EB_CA87;
+const PRIME64_2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+const PRIME64_3: u64 = 0x1656_67B1_9E37_79F9;
+const PRIME64_4: u64 = 0x85EB_CA77_C2B2_AE63;
+const PRIME64_5: u64 = 0x27D4_EB2F_1656_67C5;
+
+/// XXH64 of `domain prefix ‖ key` with the prefix's 32-byte stripe absorbed once per domain: the
+/// builder hashes every key of a bucket under up to hundreds of domains until one is free of
+/// 24-bit collisions, and this skips building the concatenation and hashing the prefix each time.
+/// Equal to `xxh64(prefix ‖ key, 0)` (tested against `xxhash_rust`).
+#[derive(Debug, Clone, Copy)]
+pub struct DomainHasher {
+    /// The four accumulators after the prefix stripe.
+    lanes: [u64; 4],
+}
+
+#[inline]
+fn xxh_round(acc: u64, input: u64) -> u64 {
+    acc.wrapping_add(input.wrapping_mul(PRIME64_2))
+        .rotate_left(31)
+        .wrapping_mul(PRIME64_1)
+}
+
+#[inline]
+fn xxh_merge(acc: u64, lane: u64) -> u64 {
+    (acc ^ xxh_round(0, lane))
+        .wrapping_mul(PRIME64_1)
+        .wrapping_add(PRIME64_4)
+}
+
+#[inline]
+fn read_u64(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(word)
+}
+
+impl DomainHasher {
+    pub fn new(domain: u32) -> Self {
+        let mut prefix = [0u8; 32];
+        prefix[..4].copy_from_slice(&domain.to_le_bytes());
+        let mut lanes = [
+            PRIME64_1.wrapping_add(PRIME64_2),
+            PRIME64_2,
+            0,
+            0u64.wrapping_sub(PRIME64_1),
+        ];
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            *lane = xxh_round(*lane, read_u64(&prefix[i * 8..]));
+        }
+        DomainHasher { lanes }
+    }
+
+    /// XXH64 of the prefix followed by `key`.
+    #[inline]
+    pub fn hash(&self, key: &[u8]) -> u64 {
+        let [mut v1, mut v2, mut v3, mut v4] = self.lanes;
+        let mut stripes = key.chunks_exact(32);
+        for stripe in &mut stripes {
+            v1 = xxh_round(v1, read_u64(&stripe[0..]));
+            v2 = xxh_round(v2, read_u64(&stripe[8..]));
+            v3 = xxh_round(v3, read_u64(&stripe[16..]));
+            v4 = xxh_round(v4, read_u64(&stripe[24..]));
+        }
+        let mut h = v1
+            .rotate_left(1)
+            .wrapping_add(v2.rotate_left(7))
+            .wrapping_add(v3.rotate_left(12))
+            .wrapping_add(v4.rotate_left(18));
+        h = xxh_merge(h, v1);
+        h = xxh_merge(h, v2);
+        h = xxh_merge(h, v3);
+        h = xxh_merge(h, v4);
+        h = h.wrapping_add(32 + key.len() as u64);
+        let mut rest = stripes.remainder();
+        while rest.len() >= 8 {
+            h ^= xxh_round(0, read_u64(rest));
+            h = h
+                .rotate_left(27)
+                .wrapping_mul(PRIME64_1)
+                .wrapping_add(PRIME64_4);
+            rest = &rest[8..];
+        }
+        if rest.len() >= 4 {
+            let word = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+            h ^= u64::from(word).wrapping_mul(PRIME64_1);
+            h = h
+                .rotate_left(23)
+                .wrapping_mul(PRIME64_2)
+                .wrapping_add(PRIME64_3);
+            rest = &rest[4..];
+        }
+        for &byte in rest {
+            h ^= u64::from(byte).wrapping_mul(PRIME64_5);
+            h = h.rotate_left(11).wrapping_mul(PRIME64_1);
+        }
+        h ^= h >> 33;
+        h = h.wrapping_mul(PRIME64_2);
+        h ^= h >> 29;
+        h = h.wrapping_mul(PRIME64_3);
+        h ^ (h >> 32)
+    }
+
+    /// The 24-bit entry hash of `key`.
+    #[inline]
+    pub fn entry_hash(&self, key: &[u8]) -> u32 {
+        (self.hash(key) & 0xff_ffff) as u32
+    }
 }
 
 /// Permutes a sorted slice into Eytzinger (BFS) order.
@@ -171,7 +278,7 @@ impl<R: ReadAt> CompactIndex<R> {
         off[..6].copy_from_slice(&bh[10..16]);
         let table = u64::from_le_bytes(off);
         let stride = HASH_LEN as u64 + self.header.value_size;
-        let target = entry_hash(domain, key, &mut Vec::with_capacity(32 + key.len()));
+        let target = entry_hash(domain, key);
         // Remote sources fetch the whole bucket in one request (bounded); local ones probe.
         let bulk = if self.source.prefers_bulk() && n * stride <= 4 << 20 {
             Some(
@@ -295,10 +402,9 @@ impl CompactBuilder {
         let partitions = parts.len() as u32;
         let mut part_paths = Vec::with_capacity(parts.len());
         for (p, part) in parts.into_iter().enumerate() {
+            // Spill files are read back below and deleted: flushed, not synced to disk.
             part.into_inner()
-                .map_err(|e| BuildError::Io(e.into_error()))?
-                .sync_data()
-                .ok();
+                .map_err(|e| BuildError::Io(e.into_error()))?;
             part_paths.push(dir.join(format!("part-{p:05}")));
         }
         let wanted = count.div_ceil(TARGET_BUCKET_ENTRIES).max(1);
@@ -327,7 +433,6 @@ impl CompactBuilder {
             let bucket = bucket_of(&record[..key_len], num_buckets);
             aside[(bucket % partitions) as usize].push(record);
         }
-        let mut scratch = Vec::with_capacity(32 + key_len);
         for (p, path) in part_paths.iter().enumerate() {
             let mut records = Vec::new();
             BufReader::new(File::open(path)?).read_to_end(&mut records)?;
@@ -374,8 +479,7 @@ impl CompactBuilder {
                     }
                     run = run_end;
                 }
-                let (domain, table) =
-                    seal_bucket(&records, stride, key_len, &members, &mut scratch)?;
+                let (domain, table) = seal_bucket(&records, stride, key_len, &members)?;
                 let entries = members.len() as u32;
                 let bh = &mut bucket_headers[bucket as usize * 16..bucket as usize * 16 + 16];
                 bh[0..4].copy_from_slice(&domain.to_le_bytes());
@@ -419,30 +523,40 @@ fn seal_bucket(
     stride: usize,
     key_len: usize,
     members: &[u32],
-    scratch: &mut Vec<u8>,
 ) -> Result<(u32, Vec<u8>), BuildError> {
     let mut hashed: Vec<(u32, u32)> = Vec::with_capacity(members.len());
-    // A 2^24-bit set finds the first collision of a domain without sorting (most domains of a
-    // 10,000-entry bucket collide about halfway); only touched words are cleared.
-    let mut seen = vec![0u64; 1 << 18];
-    let mut touched: Vec<usize> = Vec::with_capacity(members.len());
+    // An open-addressing set of the domain's 24-bit hashes finds its first collision without
+    // sorting (most domains of a 10,000-entry bucket collide about halfway). Four slots per
+    // member keep probes short and the table small enough for the L2 cache (160 KB for a
+    // 10,000-entry bucket; a 2^24-bit set was 2 MB of cache misses).
+    let slots = (members.len() * 4).next_power_of_two().clamp(64, 1 << 24);
+    let mask = slots - 1;
+    let mut seen = vec![0u32; slots];
     for domain in 0..MAX_DOMAINS {
         hashed.clear();
+        seen.fill(0);
         let mut collided = false;
-        for &m in members {
+        let hasher = DomainHasher::new(domain);
+        'members: for &m in members {
             let key = key_at(records, stride, key_len, m);
-            let hash = entry_hash(domain, key, scratch);
-            let (word, bit) = ((hash >> 6) as usize, 1u64 << (hash & 63));
-            if seen[word] & bit != 0 {
-                collided = true;
-                break;
+            let hash = hasher.entry_hash(key);
+            // Tagged so that hash 0 differs from an empty slot.
+            let tagged = hash | 1 << 24;
+            let mut slot = hash as usize & mask;
+            loop {
+                match seen[slot] {
+                    0 => {
+                        seen[slot] = tagged;
+                        break;
+                    }
+                    other if other == tagged => {
+                        collided = true;
+                        break 'members;
+                    }
+                    _ => slot = (slot + 1) & mask,
+                }
             }
-            seen[word] |= bit;
-            touched.push(word);
             hashed.push((hash, m));
-        }
-        for word in touched.drain(..) {
-            seen[word] = 0;
         }
         if collided {
             continue;
@@ -486,6 +600,30 @@ impl BuildError {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn domain_hasher_is_xxh64_of_the_concatenation() {
+        let mut rng = crate::synth::Rng::new(11);
+        for domain in [0u32, 1, 7, 999, u32::MAX] {
+            let hasher = DomainHasher::new(domain);
+            for len in 0..200 {
+                let mut key = vec![0u8; len];
+                rng.fill(&mut key);
+                let mut joined = domain.to_le_bytes().to_vec();
+                joined.resize(32, 0);
+                joined.extend_from_slice(&key);
+                assert_eq!(
+                    hasher.hash(&key),
+                    xxh64(&joined, 0),
+                    "domain {domain} len {len}"
+                );
+                assert_eq!(
+                    entry_hash(domain, &key),
+                    (xxh64(&joined, 0) & 0xff_ffff) as u32
+                );
+            }
+        }
+    }
 
     #[test]
     fn eytzinger_layout_of_seven() {

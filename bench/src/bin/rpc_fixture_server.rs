@@ -2,14 +2,18 @@
 //! transactions in an in-memory store) on a loopback address: the target of the client tests
 //! (`scripts/rpc-client-test.sh`) and of `rpc_load` when no CAR archive is at hand.
 //!
-//! `rpc_fixture_server [--listen ADDR] [--fixtures DIR] [--workers N] [--upstream URL]
-//! [--rate-limit off]` (off: for load tests from one address); prints
-//! `listening on ADDR` once bound and serves until killed.
+//! `rpc_fixture_server [--listen ADDR] [--fixtures DIR | --archive DIR | --archive-http URL
+//! --epochs N[,N..]] [--workers N] [--upstream URL] [--rate-limit off]` (off: for load tests from
+//! one address); prints `listening on ADDR` once bound and serves until killed. `--archive DIR`
+//! serves the epoch CARs and indexes of a local directory (a `LocalArchive`) instead of the
+//! fixtures, `--archive-http` the same epochs behind an HTTP base address (`<N>/epoch-<N>.car`
+//! and its indexes next to it, as the public file host lays them out).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use archive::ArchiveStore;
 use server::http::{HttpOptions, MetricsRenderer};
 use server::rpc::{Rpc, RpcConfig, UpstreamConfig};
 
@@ -20,6 +24,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut workers = 1;
     let mut upstream = None;
     let mut rate_limit = server::rpc::RateLimitConfig::default();
+    let mut archive_dir = None;
+    let mut archive_http = None;
+    let mut epochs: Vec<u64> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
@@ -27,6 +34,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--listen" => listen = value.parse()?,
             "--fixtures" => fixtures = PathBuf::from(value),
             "--workers" => workers = value.parse()?,
+            "--archive" => archive_dir = Some(PathBuf::from(value)),
+            "--archive-http" => archive_http = Some(value),
+            "--epochs" => epochs = value.split(',').map(str::parse).collect::<Result<_, _>>()?,
             "--upstream" => upstream = Some(UpstreamConfig::new(&value)?),
             "--rate-limit" if value == "off" => {
                 rate_limit = server::rpc::RateLimitConfig::unlimited()
@@ -35,14 +45,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
-    let store = server::rpc::fixture::load(&fixtures)?;
+    let store: Arc<dyn ArchiveStore> = match (archive_dir, archive_http) {
+        (Some(dir), None) => Arc::new(archive::LocalArchive::open(&dir)?),
+        (None, Some(base)) if !epochs.is_empty() => {
+            Arc::new(archive::EpochArchive::open_http(&base, &epochs)?)
+        }
+        (None, Some(_)) => return Err("--archive-http needs --epochs".into()),
+        (Some(_), Some(_)) => return Err("give --archive or --archive-http, not both".into()),
+        (None, None) => Arc::new(server::rpc::fixture::load(&fixtures)?),
+    };
     let rpc = Rpc::new(
         RpcConfig {
             upstream,
             rate_limit,
             ..RpcConfig::default()
         },
-        Arc::new(store),
+        store,
     );
     let render: MetricsRenderer = {
         let rpc = rpc.clone();

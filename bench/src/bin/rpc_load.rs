@@ -6,11 +6,16 @@
 //! ```text
 //! rpc_load --url http://127.0.0.1:8899 --method getTransaction|getBlock
 //!          [--connections 32] [--seconds 10] [--threads 1] [--address BASE58]
+//!          [--targets 64] [--signatures FILE] [--server-pid PID]
 //! ```
 //! Targets (signatures or slots) are discovered from the server itself: with `--address A`, the
 //! signatures (and their slots) getSignaturesForAddress returns for A; otherwise getSlot, then
-//! getBlock with `transactionDetails: signatures` walking back from the newest slot until 64
-//! signatures (or 64 produced slots) are found. The rate limit (100/s per IP) must be lifted on the target,
+//! getBlock with `transactionDetails: signatures` walking back from the newest slot until
+//! `--targets` signatures (getTransaction) or produced slots (getBlock) are found; with
+//! `--signatures FILE`, the base58 signatures listed in FILE (one a line); the requests
+//! cycle through them in a shuffled order. With `--server-pid`, the server's CPU time (utime +
+//! stime from `/proc/PID/stat`) over the run is divided by the requests served and printed as
+//! CPU µs per request. The rate limit (100/s per IP) must be lifted on the target,
 //! or all but the first hundred calls of each second get 429: run `rpc_fixture_server
 //! --rate-limit off`.
 
@@ -33,6 +38,12 @@ struct Options {
     threads: usize,
     /// Discover targets from this address's signatures instead of walking back from getSlot.
     address: Option<String>,
+    /// How many distinct signatures or slots to cycle through.
+    targets: usize,
+    /// The server's process id, to report its CPU time per request.
+    server_pid: Option<u32>,
+    /// A file of base58 signatures to request (getTransaction).
+    signatures: Option<String>,
 }
 
 fn options() -> Result<Options, Box<dyn std::error::Error>> {
@@ -43,6 +54,9 @@ fn options() -> Result<Options, Box<dyn std::error::Error>> {
         seconds: 10,
         threads: 1,
         address: None,
+        targets: 64,
+        server_pid: None,
+        signatures: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -54,6 +68,9 @@ fn options() -> Result<Options, Box<dyn std::error::Error>> {
             "--seconds" => options.seconds = value.parse()?,
             "--threads" => options.threads = value.parse()?,
             "--address" => options.address = Some(value),
+            "--targets" => options.targets = value.parse()?,
+            "--server-pid" => options.server_pid = Some(value.parse()?),
+            "--signatures" => options.signatures = Some(value),
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
@@ -116,6 +133,14 @@ async fn targets(options: &Options) -> Result<Vec<Bytes>, Box<dyn std::error::Er
     let mut signatures = Vec::new();
     let mut slots = Vec::new();
     let mut probes = 0;
+    if let Some(file) = &options.signatures {
+        let text = std::fs::read_to_string(file)?;
+        signatures.extend(
+            text.split_whitespace()
+                .map(|signature| Value::String(signature.to_string())),
+        );
+        probes = usize::MAX;
+    }
     if let Some(address) = &options.address {
         let rows = call(
             &mut sender,
@@ -132,7 +157,12 @@ async fn targets(options: &Options) -> Result<Vec<Bytes>, Box<dyn std::error::Er
         }
         probes = usize::MAX;
     }
-    while signatures.len() < 64 && slots.len() < 64 && probes < 100_000 {
+    let wanted = options.targets.max(1);
+    let enough = |signatures: &Vec<Value>, slots: &Vec<u64>| match options.method.as_str() {
+        "getBlock" => slots.len() >= wanted,
+        _ => signatures.len() >= wanted,
+    };
+    while !enough(&signatures, &slots) && probes < 1_000_000 {
         probes += 1;
         let block = call(
             &mut sender,
@@ -159,7 +189,9 @@ async fn targets(options: &Options) -> Result<Vec<Bytes>, Box<dyn std::error::Er
         }
         slot -= 1;
     }
-    let bodies: Vec<Bytes> = match options.method.as_str() {
+    signatures.truncate(wanted);
+    slots.truncate(wanted);
+    let mut bodies: Vec<Bytes> = match options.method.as_str() {
         "getTransaction" => signatures
             .iter()
             .map(|s| json!({"jsonrpc":"2.0","id":1,"method":"getTransaction","params":[s, {"encoding":"json","maxSupportedTransactionVersion":0}]}))
@@ -175,6 +207,11 @@ async fn targets(options: &Options) -> Result<Vec<Bytes>, Box<dyn std::error::Er
     if bodies.is_empty() {
         return Err("the server holds no targets for this method".into());
     }
+    // A fixed shuffle: consecutive requests do not walk the archive in file order.
+    let mut rng = archive::synth::Rng::new(42);
+    for i in (1..bodies.len()).rev() {
+        bodies.swap(i, rng.below(i as u64 + 1) as usize);
+    }
     eprintln!(
         "{} targets ({} signatures over {} slots)",
         bodies.len(),
@@ -182,6 +219,26 @@ async fn targets(options: &Options) -> Result<Vec<Bytes>, Box<dyn std::error::Er
         slots.len()
     );
     Ok(bodies)
+}
+
+/// User + system CPU ticks of a process (`/proc/PID/stat`, fields 14 and 15).
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Clock ticks per second of `/proc/PID/stat` (USER_HZ).
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 { hz as f64 } else { 100.0 }
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -224,6 +281,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Ok::<_, String>(histogram)
             }));
         }
+        let cpu_before = options.server_pid.and_then(cpu_ticks);
         let started = Instant::now();
         tokio::time::sleep(Duration::from_secs(options.seconds)).await;
         stop.store(true, Ordering::Relaxed);
@@ -233,8 +291,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let elapsed = started.elapsed().as_secs_f64();
         let count = total.len();
+        let cpu_after = options.server_pid.and_then(cpu_ticks);
+        let server_cpu = match (cpu_before, cpu_after) {
+            (Some(before), Some(after)) if count > 0 => format!(
+                ", server CPU {:.1} us per request",
+                (after - before) as f64 / ticks_per_second() * 1e6 / count as f64
+            ),
+            _ => String::new(),
+        };
         println!(
-            "{} x{} connections, {:.1}s: {} requests, {:.0} req/s, p50 {} us, p90 {} us, p99 {} us, p99.9 {} us, max {} us, errors {}",
+            "{} x{} connections, {:.1}s: {} requests, {:.0} req/s, p50 {} us, p90 {} us, p99 {} us, p99.9 {} us, max {} us, errors {}{}, load average {}",
             options.method,
             options.connections,
             elapsed,
@@ -245,7 +311,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             total.value_at_quantile(0.99),
             total.value_at_quantile(0.999),
             total.max(),
-            errors.load(Ordering::Relaxed)
+            errors.load(Ordering::Relaxed),
+            server_cpu,
+            load_average()
         );
         if errors.load(Ordering::Relaxed) > 0 {
             return Err("some answers were errors".into());

@@ -5,13 +5,18 @@
 //!
 //! Every object is a struct whose fields are declared in ascending byte order of their JSON names,
 //! so serde writes the keys sorted, as the validator does; absent-vs-null follows the validator's
-//! rules field by field ([`Field`]).
+//! rules field by field ([`Field`]). The structs borrow from the stored transaction (base58 values
+//! are [`Base58`], printed while serializing; lists, logs and strings are slices of the stored
+//! metadata), so rendering allocates little beyond the output buffer.
+
+use std::borrow::Cow;
 
 use archive::proto;
 use base64::Engine;
 use decoder::transaction::{MessageVersion, TransactionView, parse_transaction_exact};
 use serde::{Serialize, Serializer};
 
+pub use super::base58::Base58;
 use super::error::RpcError;
 use super::params::{EncodeOptions, Encoding, TransactionDetails};
 use super::parsed::{self, AccountKeys, ParsedAccount, UiInstruction};
@@ -86,20 +91,20 @@ pub fn parse_wire(wire: &[u8]) -> Result<TransactionView<'_>, RpcError> {
 /// A transaction and its metadata, encoded (an entry of getBlock's `transactions`, and the body
 /// of getTransaction's result).
 #[derive(Serialize)]
-pub struct EncodedWithMeta {
-    pub meta: Option<UiMeta>,
-    pub transaction: EncodedTransaction,
+pub struct EncodedWithMeta<'a> {
+    pub meta: Option<UiMeta<'a>>,
+    pub transaction: EncodedTransaction<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<Version>,
 }
 
 /// Encodes one stored transaction. `details` is `Full` or `Accounts`; `show_rewards: false` makes
 /// `meta.rewards` null (full) or absent (accounts).
-pub fn encode_with_meta(
-    transaction: &archive::Transaction,
+pub fn encode_with_meta<'a>(
+    transaction: &'a archive::Transaction,
     options: &EncodeOptions,
     show_rewards: bool,
-) -> Result<EncodedWithMeta, RpcError> {
+) -> Result<EncodedWithMeta<'a>, RpcError> {
     let view = parse_wire(&transaction.wire)?;
     let Some(meta) = transaction.meta.as_ref() else {
         // Early epochs: no metadata, no version check, no `version` member.
@@ -146,39 +151,67 @@ pub fn encode_with_meta(
 /// The `transaction` member in one of its forms.
 #[derive(Serialize)]
 #[serde(untagged)]
-pub enum EncodedTransaction {
-    LegacyBinary(String),
-    Binary(String, &'static str),
-    Json(UiTransaction<UiRawMessage>),
-    Parsed(UiTransaction<UiParsedMessage>),
-    Accounts(UiAccountsList),
+pub enum EncodedTransaction<'a> {
+    LegacyBinary(Base58<'a>),
+    Binary(Base58<'a>, &'static str),
+    Base64(String, &'static str),
+    Json(UiTransaction<'a, UiRawMessage<'a>>),
+    Parsed(UiTransaction<'a, UiParsedMessage<'a>>),
+    Accounts(UiAccountsList<'a>),
 }
 
 #[derive(Serialize)]
-pub struct UiTransaction<M> {
+pub struct UiTransaction<'a, M> {
     pub message: M,
-    pub signatures: Vec<String>,
+    pub signatures: Signatures<'a>,
+}
+
+/// A transaction's signatures, each printed in base58.
+pub struct Signatures<'a>(pub &'a [[u8; 64]]);
+
+impl Serialize for Signatures<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|s| Base58(s)))
+    }
+}
+
+/// Keys printed in base58.
+pub struct Keys<'a>(pub &'a [[u8; 32]]);
+
+impl Serialize for Keys<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|k| Base58(k)))
+    }
+}
+
+/// Stored keys (`Vec<u8>` each) printed in base58.
+pub struct StoredKeys<'a>(pub &'a [Vec<u8>]);
+
+impl Serialize for StoredKeys<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|k| Base58(k)))
+    }
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UiRawMessage {
-    pub account_keys: Vec<String>,
+pub struct UiRawMessage<'a> {
+    pub account_keys: Keys<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub address_table_lookups: Option<Vec<UiAddressTableLookup>>,
+    pub address_table_lookups: Option<Vec<UiAddressTableLookup<'a>>>,
     pub header: UiHeader,
-    pub instructions: Vec<UiCompiledInstruction>,
-    pub recent_blockhash: String,
+    pub instructions: Vec<CompiledInstruction<'a>>,
+    pub recent_blockhash: Base58<'a>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UiParsedMessage {
+pub struct UiParsedMessage<'a> {
     pub account_keys: Vec<ParsedAccount>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub address_table_lookups: Option<Vec<UiAddressTableLookup>>,
+    pub address_table_lookups: Option<Vec<UiAddressTableLookup<'a>>>,
     pub instructions: Vec<UiInstruction>,
-    pub recent_blockhash: String,
+    pub recent_blockhash: Base58<'a>,
 }
 
 #[derive(Serialize)]
@@ -198,37 +231,48 @@ pub struct UiCompiledInstruction {
     pub stack_height: Option<u32>,
 }
 
+/// A compiled instruction borrowed from the stored transaction (the same JSON as
+/// [`UiCompiledInstruction`]).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UiAddressTableLookup {
-    pub account_key: String,
-    pub readonly_indexes: Vec<u8>,
-    pub writable_indexes: Vec<u8>,
+pub struct CompiledInstruction<'a> {
+    pub accounts: &'a [u8],
+    pub data: Base58<'a>,
+    pub program_id_index: u8,
+    pub stack_height: Option<u32>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UiAccountsList {
+pub struct UiAddressTableLookup<'a> {
+    pub account_key: Base58<'a>,
+    pub readonly_indexes: &'a [u8],
+    pub writable_indexes: &'a [u8],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UiAccountsList<'a> {
     pub account_keys: Vec<ParsedAccount>,
-    pub signatures: Vec<String>,
+    pub signatures: Signatures<'a>,
 }
 
 /// Top-level instructions carry stack height 1 (current validators, Agave issue #5732).
 const TOP_LEVEL_STACK_HEIGHT: Option<u32> = Some(1);
 
-fn signatures(view: &TransactionView<'_>) -> Vec<String> {
-    view.signatures().iter().map(|s| b58(s)).collect()
+fn signatures<'a>(view: &TransactionView<'a>) -> Signatures<'a> {
+    Signatures(view.signatures())
 }
 
-fn lookups(view: &TransactionView<'_>) -> Option<Vec<UiAddressTableLookup>> {
+fn lookups<'a>(view: &TransactionView<'a>) -> Option<Vec<UiAddressTableLookup<'a>>> {
     match view.version() {
         MessageVersion::Legacy => None,
         MessageVersion::V0 => Some(
             view.address_table_lookups()
                 .map(|lookup| UiAddressTableLookup {
-                    account_key: b58(lookup.table),
-                    readonly_indexes: lookup.readonly_indices.to_vec(),
-                    writable_indexes: lookup.writable_indices.to_vec(),
+                    account_key: Base58(lookup.table),
+                    readonly_indexes: lookup.readonly_indices,
+                    writable_indexes: lookup.writable_indices,
                 })
                 .collect(),
         ),
@@ -236,15 +280,15 @@ fn lookups(view: &TransactionView<'_>) -> Option<Vec<UiAddressTableLookup>> {
 }
 
 /// The transaction in the requested encoding.
-pub fn encode_transaction(
-    view: &TransactionView<'_>,
+pub fn encode_transaction<'a>(
+    view: &TransactionView<'a>,
     encoding: Encoding,
     keys: &AccountKeys<'_>,
-) -> EncodedTransaction {
+) -> EncodedTransaction<'a> {
     match encoding {
-        Encoding::Binary => EncodedTransaction::LegacyBinary(b58(view.bytes())),
-        Encoding::Base58 => EncodedTransaction::Binary(b58(view.bytes()), "base58"),
-        Encoding::Base64 => EncodedTransaction::Binary(
+        Encoding::Binary => EncodedTransaction::LegacyBinary(Base58(view.bytes())),
+        Encoding::Base58 => EncodedTransaction::Binary(Base58(view.bytes()), "base58"),
+        Encoding::Base64 => EncodedTransaction::Base64(
             base64::engine::general_purpose::STANDARD.encode(view.bytes()),
             "base64",
         ),
@@ -252,7 +296,7 @@ pub fn encode_transaction(
             let header = view.header();
             EncodedTransaction::Json(UiTransaction {
                 message: UiRawMessage {
-                    account_keys: view.static_account_keys().iter().map(|k| b58(k)).collect(),
+                    account_keys: Keys(view.static_account_keys()),
                     address_table_lookups: lookups(view),
                     header: UiHeader {
                         num_readonly_signed_accounts: header.num_readonly_signed_accounts,
@@ -261,14 +305,14 @@ pub fn encode_transaction(
                     },
                     instructions: view
                         .instructions()
-                        .map(|ix| UiCompiledInstruction {
-                            accounts: ix.account_indices.to_vec(),
-                            data: b58(ix.data),
+                        .map(|ix| CompiledInstruction {
+                            accounts: ix.account_indices,
+                            data: Base58(ix.data),
                             program_id_index: ix.program_id_index,
                             stack_height: TOP_LEVEL_STACK_HEIGHT,
                         })
                         .collect(),
-                    recent_blockhash: b58(view.recent_blockhash()),
+                    recent_blockhash: Base58(view.recent_blockhash()),
                 },
                 signatures: signatures(view),
             })
@@ -289,14 +333,14 @@ pub fn encode_transaction(
                         )
                     })
                     .collect(),
-                recent_blockhash: b58(view.recent_blockhash()),
+                recent_blockhash: Base58(view.recent_blockhash()),
             },
             signatures: signatures(view),
         }),
     }
 }
 
-fn accounts_list(view: &TransactionView<'_>, keys: &AccountKeys<'_>) -> EncodedTransaction {
+fn accounts_list<'a>(view: &TransactionView<'a>, keys: &AccountKeys<'_>) -> EncodedTransaction<'a> {
     EncodedTransaction::Accounts(UiAccountsList {
         account_keys: keys.parsed_accounts(),
         signatures: signatures(view),
@@ -306,7 +350,7 @@ fn accounts_list(view: &TransactionView<'_>, keys: &AccountKeys<'_>) -> EncodedT
 /// Status metadata as printed (§7); which members appear depends on the form.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UiMeta {
+pub struct UiMeta<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compute_units_consumed: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -314,19 +358,19 @@ pub struct UiMeta {
     pub err: Option<TxError>,
     pub fee: u64,
     #[serde(skip_serializing_if = "Field::is_skip")]
-    pub inner_instructions: Field<Vec<UiInnerInstructions>>,
+    pub inner_instructions: Field<Vec<UiInnerInstructions<'a>>>,
     #[serde(skip_serializing_if = "Field::is_skip")]
-    pub loaded_addresses: Field<UiLoadedAddresses>,
+    pub loaded_addresses: Field<UiLoadedAddresses<'a>>,
     #[serde(skip_serializing_if = "Field::is_skip")]
-    pub log_messages: Field<Vec<String>>,
-    pub post_balances: Vec<u64>,
-    pub post_token_balances: Vec<UiTokenBalance>,
-    pub pre_balances: Vec<u64>,
-    pub pre_token_balances: Vec<UiTokenBalance>,
+    pub log_messages: Field<&'a [String]>,
+    pub post_balances: &'a [u64],
+    pub post_token_balances: Vec<UiTokenBalance<'a>>,
+    pub pre_balances: &'a [u64],
+    pub pre_token_balances: Vec<UiTokenBalance<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub return_data: Option<UiReturnData>,
+    pub return_data: Option<UiReturnData<'a>>,
     #[serde(skip_serializing_if = "Field::is_skip")]
-    pub rewards: Field<Vec<UiReward>>,
+    pub rewards: Field<Vec<UiReward<'a>>>,
     pub status: StatusOwned,
 }
 
@@ -340,52 +384,60 @@ impl Serialize for StatusOwned {
 }
 
 #[derive(Serialize)]
-pub struct UiInnerInstructions {
+pub struct UiInnerInstructions<'a> {
     pub index: u8,
-    pub instructions: Vec<UiInstruction>,
+    pub instructions: InnerInstructionList<'a>,
+}
+
+/// Inner instructions: compiled (borrowed) or in the `jsonParsed` view.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum InnerInstructionList<'a> {
+    Compiled(Vec<CompiledInstruction<'a>>),
+    Parsed(Vec<UiInstruction>),
 }
 
 #[derive(Serialize)]
-pub struct UiLoadedAddresses {
-    pub readonly: Vec<String>,
-    pub writable: Vec<String>,
+pub struct UiLoadedAddresses<'a> {
+    pub readonly: StoredKeys<'a>,
+    pub writable: StoredKeys<'a>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UiTokenBalance {
+pub struct UiTokenBalance<'a> {
     pub account_index: u8,
-    pub mint: String,
+    pub mint: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub owner: Option<String>,
+    pub owner: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub program_id: Option<String>,
-    pub ui_token_amount: UiTokenAmount,
+    pub program_id: Option<&'a str>,
+    pub ui_token_amount: UiTokenAmount<'a>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UiTokenAmount {
-    pub amount: String,
+pub struct UiTokenAmount<'a> {
+    pub amount: &'a str,
     pub decimals: u8,
     pub ui_amount: Option<f64>,
-    pub ui_amount_string: String,
+    pub ui_amount_string: Cow<'a, str>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UiReturnData {
+pub struct UiReturnData<'a> {
     pub data: (String, &'static str),
-    pub program_id: String,
+    pub program_id: Base58<'a>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UiReward {
+pub struct UiReward<'a> {
     pub commission: Option<u8>,
     pub lamports: i64,
     pub post_balance: u64,
-    pub pubkey: String,
+    pub pubkey: &'a str,
     pub reward_type: Option<&'static str>,
 }
 
@@ -410,11 +462,11 @@ pub fn meta_error(meta: &proto::TransactionStatusMeta) -> Option<TxError> {
     }
 }
 
-fn full_meta(
-    meta: &proto::TransactionStatusMeta,
+fn full_meta<'a>(
+    meta: &'a proto::TransactionStatusMeta,
     form: MetaForm<'_>,
     show_rewards: bool,
-) -> UiMeta {
+) -> UiMeta<'a> {
     let err = meta_error(meta);
     let inner_instructions = if meta.inner_instructions_none {
         Field::Null
@@ -424,48 +476,50 @@ fn full_meta(
                 .iter()
                 .map(|inner| UiInnerInstructions {
                     index: inner.index as u8,
-                    instructions: inner
-                        .instructions
-                        .iter()
-                        .map(|ix| match form {
-                            MetaForm::Full => UiInstruction::Compiled(UiCompiledInstruction {
-                                accounts: ix.accounts.clone(),
-                                data: b58(&ix.data),
-                                program_id_index: ix.program_id_index as u8,
-                                stack_height: ix.stack_height,
-                            }),
-                            MetaForm::Parsed(keys) => parsed::instruction(
-                                ix.program_id_index as u8,
-                                &ix.accounts,
-                                &ix.data,
-                                keys,
-                                ix.stack_height,
-                            ),
-                        })
-                        .collect(),
+                    instructions: match form {
+                        MetaForm::Full => InnerInstructionList::Compiled(
+                            inner
+                                .instructions
+                                .iter()
+                                .map(|ix| CompiledInstruction {
+                                    accounts: &ix.accounts,
+                                    data: Base58(&ix.data),
+                                    program_id_index: ix.program_id_index as u8,
+                                    stack_height: ix.stack_height,
+                                })
+                                .collect(),
+                        ),
+                        MetaForm::Parsed(keys) => InnerInstructionList::Parsed(
+                            inner
+                                .instructions
+                                .iter()
+                                .map(|ix| {
+                                    parsed::instruction(
+                                        ix.program_id_index as u8,
+                                        &ix.accounts,
+                                        &ix.data,
+                                        keys,
+                                        ix.stack_height,
+                                    )
+                                })
+                                .collect(),
+                        ),
+                    },
                 })
                 .collect(),
         )
     };
     let loaded_addresses = match form {
         MetaForm::Full => Field::Value(UiLoadedAddresses {
-            readonly: meta
-                .loaded_readonly_addresses
-                .iter()
-                .map(|k| b58(k))
-                .collect(),
-            writable: meta
-                .loaded_writable_addresses
-                .iter()
-                .map(|k| b58(k))
-                .collect(),
+            readonly: StoredKeys(&meta.loaded_readonly_addresses),
+            writable: StoredKeys(&meta.loaded_writable_addresses),
         }),
         MetaForm::Parsed(_) => Field::Skip,
     };
     let log_messages = if meta.log_messages_none {
         Field::Null
     } else {
-        Field::Value(meta.log_messages.clone())
+        Field::Value(meta.log_messages.as_slice())
     };
     let return_data = match (&meta.return_data, meta.return_data_none) {
         (Some(data), false) => Some(UiReturnData {
@@ -473,7 +527,7 @@ fn full_meta(
                 base64::engine::general_purpose::STANDARD.encode(&data.data),
                 "base64",
             ),
-            program_id: b58(&data.program_id),
+            program_id: Base58(&data.program_id),
         }),
         _ => None,
     };
@@ -486,9 +540,9 @@ fn full_meta(
         inner_instructions,
         loaded_addresses,
         log_messages,
-        post_balances: meta.post_balances.clone(),
+        post_balances: &meta.post_balances,
         post_token_balances: token_balances(&meta.post_token_balances),
-        pre_balances: meta.pre_balances.clone(),
+        pre_balances: &meta.pre_balances,
         pre_token_balances: token_balances(&meta.pre_token_balances),
         return_data,
         rewards: if show_rewards {
@@ -500,7 +554,7 @@ fn full_meta(
 }
 
 /// The simplified meta of `transactionDetails: accounts` (§4.3).
-fn simple_meta(meta: &proto::TransactionStatusMeta, show_rewards: bool) -> UiMeta {
+fn simple_meta(meta: &proto::TransactionStatusMeta, show_rewards: bool) -> UiMeta<'_> {
     let err = meta_error(meta);
     UiMeta {
         compute_units_consumed: None,
@@ -511,9 +565,9 @@ fn simple_meta(meta: &proto::TransactionStatusMeta, show_rewards: bool) -> UiMet
         inner_instructions: Field::Skip,
         loaded_addresses: Field::Skip,
         log_messages: Field::Skip,
-        post_balances: meta.post_balances.clone(),
+        post_balances: &meta.post_balances,
         post_token_balances: token_balances(&meta.post_token_balances),
-        pre_balances: meta.pre_balances.clone(),
+        pre_balances: &meta.pre_balances,
         pre_token_balances: token_balances(&meta.pre_token_balances),
         return_data: None,
         rewards: if show_rewards {
@@ -524,24 +578,33 @@ fn simple_meta(meta: &proto::TransactionStatusMeta, show_rewards: bool) -> UiMet
     }
 }
 
-fn token_balances(balances: &[proto::TokenBalance]) -> Vec<UiTokenBalance> {
+fn token_balances(balances: &[proto::TokenBalance]) -> Vec<UiTokenBalance<'_>> {
+    static NO_AMOUNT: proto::UiTokenAmount = proto::UiTokenAmount {
+        ui_amount: 0.0,
+        decimals: 0,
+        amount: String::new(),
+        ui_amount_string: String::new(),
+    };
     balances
         .iter()
         .map(|balance| {
-            let amount = balance.ui_token_amount.clone().unwrap_or_default();
+            let amount = balance.ui_token_amount.as_ref().unwrap_or(&NO_AMOUNT);
             let decimals = amount.decimals as u8;
             let ui_amount_string = if amount.ui_amount_string.is_empty() {
-                real_number_string_trimmed(amount.amount.parse().unwrap_or(0), decimals)
+                Cow::Owned(real_number_string_trimmed(
+                    amount.amount.parse().unwrap_or(0),
+                    decimals,
+                ))
             } else {
-                amount.ui_amount_string
+                Cow::Borrowed(amount.ui_amount_string.as_str())
             };
             UiTokenBalance {
                 account_index: balance.account_index as u8,
-                mint: balance.mint.clone(),
-                owner: (!balance.owner.is_empty()).then(|| balance.owner.clone()),
-                program_id: (!balance.program_id.is_empty()).then(|| balance.program_id.clone()),
+                mint: &balance.mint,
+                owner: (!balance.owner.is_empty()).then_some(balance.owner.as_str()),
+                program_id: (!balance.program_id.is_empty()).then_some(balance.program_id.as_str()),
                 ui_token_amount: UiTokenAmount {
-                    amount: amount.amount,
+                    amount: &amount.amount,
                     decimals,
                     ui_amount: (amount.ui_amount.abs() > f64::EPSILON).then_some(amount.ui_amount),
                     ui_amount_string,
@@ -573,14 +636,14 @@ pub fn real_number_string_trimmed(amount: u64, decimals: u8) -> String {
 }
 
 /// Rewards as printed: capitalised type names, commission parsed from its stored string.
-pub fn rewards(rewards: &[proto::Reward]) -> Vec<UiReward> {
+pub fn rewards(rewards: &[proto::Reward]) -> Vec<UiReward<'_>> {
     rewards
         .iter()
         .map(|reward| UiReward {
             commission: reward.commission.parse().ok(),
             lamports: reward.lamports,
             post_balance: reward.post_balance,
-            pubkey: reward.pubkey.clone(),
+            pubkey: &reward.pubkey,
             reward_type: match proto::RewardType::try_from(reward.reward_type) {
                 Ok(proto::RewardType::Fee) => Some("Fee"),
                 Ok(proto::RewardType::Rent) => Some("Rent"),

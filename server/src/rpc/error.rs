@@ -179,10 +179,10 @@ fn parse_fixed<const N: usize>(text: &str, max_len: usize) -> Result<[u8; N], Pa
     if text.len() > max_len {
         return Err(ParseKeyError::WrongSize);
     }
-    let bytes = bs58::decode(text)
-        .into_vec()
-        .map_err(|_| ParseKeyError::Invalid)?;
-    bytes.try_into().map_err(|_| ParseKeyError::WrongSize)
+    super::base58::decode_fixed::<N>(text).map_err(|error| match error {
+        super::base58::DecodeError::Invalid => ParseKeyError::Invalid,
+        super::base58::DecodeError::WrongSize => ParseKeyError::WrongSize,
+    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@
 use archive::{ArchiveError, ArchiveStore, SignatureInfo, SignatureQuery, SlotLookup};
 use serde::Serialize;
 
-use super::encode::{self, EncodedTransaction, EncodedWithMeta, UiMeta, UiReward, Version, b58};
+use super::encode::{
+    self, Base58, EncodedTransaction, EncodedWithMeta, UiMeta, UiReward, Version, b58,
+};
 use super::error::RpcError;
 use super::params::{self, GetBlock, GetSignaturesForAddress, GetTransaction, TransactionDetails};
 use super::parsed::AccountKeys;
@@ -83,11 +85,11 @@ fn storage_error(error: &ArchiveError) -> Outcome {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct TransactionResult {
+struct TransactionResult<'a> {
     block_time: Option<i64>,
-    meta: Option<UiMeta>,
+    meta: Option<UiMeta<'a>>,
     slot: u64,
-    transaction: EncodedTransaction,
+    transaction: EncodedTransaction<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     version: Option<Version>,
 }
@@ -113,7 +115,7 @@ pub fn get_transaction(store: &dyn ArchiveStore, request: &GetTransaction) -> Ou
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct BlockResult {
+struct BlockResult<'a> {
     block_height: Option<u64>,
     block_time: Option<i64>,
     blockhash: String,
@@ -122,11 +124,11 @@ struct BlockResult {
     parent_slot: u64,
     previous_blockhash: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    rewards: Option<Vec<UiReward>>,
+    rewards: Option<Vec<UiReward<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    signatures: Option<Vec<String>>,
+    signatures: Option<Vec<Base58<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    transactions: Option<Vec<EncodedWithMeta>>,
+    transactions: Option<Vec<EncodedWithMeta<'a>>>,
 }
 
 /// The archived block of a slot, found or not.
@@ -171,7 +173,7 @@ pub fn render_block(
             let signatures: Result<Vec<_>, _> = block
                 .transactions
                 .iter()
-                .map(|tx| encode::parse_wire(&tx.wire).map(|view| b58(view.first_signature())))
+                .map(|tx| encode::parse_wire(&tx.wire).map(|view| Base58(view.first_signature())))
                 .collect();
             match signatures {
                 Ok(signatures) => (None, Some(signatures)),

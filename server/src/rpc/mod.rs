@@ -10,6 +10,7 @@
 //! [`upstream`] (the upstream client), [`rate_limit`], [`metrics`], and [`memory_store`] (an
 //! in-memory store for tests and benchmarks).
 
+pub mod base58;
 pub mod encode;
 pub mod envelope;
 pub mod error;
