@@ -74,7 +74,8 @@ pub struct BatchCounters {
 #[derive(Debug)]
 pub struct Batch<'a> {
     pub span: BatchSpan,
-    /// Earliest receive time of any FEC set holding a shred of the batch.
+    /// Earliest receive time of the FEC set whose shred completed the batch (`first_read`,
+    /// product decisions §A).
     pub first_rx_ns: u64,
     /// Receive time of the shred that completed the batch.
     pub completed_rx_ns: u64,
@@ -235,18 +236,17 @@ impl SlotStage {
             .forget(key.slot, key.fec_set_index, DATA_SHREDS_PER_FEC_SET as u32);
     }
 
-    /// Copies the batch's entry bytes into the batch buffer and returns the earliest receive time
-    /// of its sets; `None` when it cannot.
+    /// Copies the batch's entry bytes into the batch buffer and returns its `first_rx_ns`: the
+    /// earliest receive time of the set whose shred completed it (not of the batch's earliest
+    /// set: the product decision defines `first_read` so); `None` when it cannot.
     fn assemble(&mut self, pending: &PendingBatch) -> Option<u64> {
         let span = &pending.span;
         self.batch_bytes.clear();
-        let mut first_rx_ns = pending.first_rx_ns;
         for index in span.start_index..=span.end_index {
-            let Some((payload, set_first_rx_ns)) = self.store.get_with_rx(span.slot, index) else {
+            let Some((payload, _)) = self.store.get_with_rx(span.slot, index) else {
                 self.counters.batches_incomplete += 1;
                 return None;
             };
-            first_rx_ns = first_rx_ns.min(set_first_rx_ns);
             // Stored shreds passed `parse_shred`, so `size` lies in 88..=88 + capacity.
             let size = usize::from(u16::from_le_bytes([payload[86], payload[87]]));
             let data = payload.get(DATA_HEADERS_LEN..size).unwrap_or_default();
@@ -257,7 +257,7 @@ impl SlotStage {
             }
             self.batch_bytes.extend_from_slice(data);
         }
-        Some(first_rx_ns)
+        Some(pending.first_rx_ns)
     }
 
     fn note_parse_failure(&mut self, span: &BatchSpan, _error: &EntryError) {
