@@ -472,19 +472,7 @@ async fn streams_beyond_max_subscribers_are_refused() {
     let mut client = connect(grpc).await;
     let mut open = Vec::new();
     for _ in 0..2 {
-        let mut stream = client
-            .subscribe_decoded(tokio_stream::iter([request()]))
-            .await
-            .unwrap()
-            .into_inner();
-        // The pong proves the session runs.
-        let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        assert!(matches!(first.update, Some(Update::Pong(_))), "{first:?}");
-        open.push(stream);
+        open.push(open_with_pong(&mut client, request()).await);
     }
     // tonic reports the refusal either on the call or as the stream's first item.
     let refused = match client
@@ -528,15 +516,25 @@ async fn streams_beyond_max_subscribers_are_refused() {
         assert!(Instant::now() < deadline, "the ended stream kept its place");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let mut again = client
-        .subscribe_decoded(tokio_stream::iter([request()]))
+    open_with_pong(&mut client, request()).await;
+}
+
+/// Opens a stream with `request` (which carries a ping) and waits for its pong, which proves the
+/// session runs.
+async fn open_with_pong(
+    client: &mut StreamClient<Channel>,
+    request: SubscribeRequest,
+) -> tonic::Streaming<SubscribeUpdate> {
+    let mut stream = client
+        .subscribe_decoded(tokio_stream::iter([request]))
         .await
         .unwrap()
         .into_inner();
-    let first = tokio::time::timeout(Duration::from_secs(10), again.next())
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
         .await
         .unwrap()
         .unwrap()
         .unwrap();
     assert!(matches!(first.update, Some(Update::Pong(_))), "{first:?}");
+    stream
 }
