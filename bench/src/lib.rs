@@ -17,6 +17,8 @@ use decoder::entry::EntryBatch;
 use decoder::fec::FecConfig;
 use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder, framing};
 
+pub mod steady;
+
 /// The folder of the reference shred fixtures, relative to this crate.
 pub const FIXTURE_DIR: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

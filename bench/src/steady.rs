@@ -1,0 +1,150 @@
+//! An endless feed of the fixture slots for steady-state benches: one long-lived decoder sees
+//! loop after loop of the six fixture slots, each loop renumbered to fresh slots above the last
+//! (re-encoded, re-hashed and re-signed by [`decoder::reslot::Reslotter`], as the appliance's
+//! replay does), with the records of every loop in the order (and with the drops) of the chosen
+//! fixture files.
+//!
+//! A bench that builds a fresh decoder per iteration measures its pools' first touch as much as
+//! the decode; a worker of `appliance run` instead reuses the same warm pools for days. This feed
+//! lets a bench keep one decoder, so the timed loop is the steady state.
+
+use decoder::LeaderSchedule;
+use decoder::merkle::Hash;
+use decoder::reslot::Reslotter;
+use ed25519_dalek::SigningKey;
+
+use crate::{fixture_slots, read_fixture, records};
+
+/// Key that signs every renumbered slot (any fixed seed: the feed is its own leader).
+const FEED_KEY_SEED: [u8; 32] = *b"bench-steady-feed-leader-key-001";
+
+/// Offset of the variant byte; its high bit marks a data shred (0x8_, 0x9_, 0xB_).
+const VARIANT_OFFSET: usize = 64;
+const SLOT_RANGE: std::ops::Range<usize> = 65..73;
+const INDEX_RANGE: std::ops::Range<usize> = 73..77;
+
+/// Which shred of a captured slot a record is: (is data, index). Stable across renumbering.
+type ShredId = (bool, u32);
+
+fn shred_id(record: &[u8]) -> (u64, ShredId) {
+    let field = |range: std::ops::Range<usize>| -> [u8; 8] {
+        let mut bytes = [0; 8];
+        bytes[..range.len()].copy_from_slice(&record[range]);
+        bytes
+    };
+    let slot = u64::from_le_bytes(field(SLOT_RANGE));
+    let index = u64::from_le_bytes(field(INDEX_RANGE)) as u32;
+    (slot, (record[VARIANT_OFFSET] & 0x80 != 0, index))
+}
+
+/// Which records a loop holds, in which order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedOrder {
+    /// The shuffled, lossy `slot-<n>.bin` files (recovery needed).
+    Lossy,
+    /// The complete `slot-<n>.full.bin` files in emitted order.
+    Full,
+}
+
+/// Loops of renumbered fixture slots; see the module docs.
+pub struct SteadyFeed {
+    reslotter: Reslotter,
+    /// Captured slot number and its complete capture, ascending.
+    captures: Vec<(u64, Vec<Vec<u8>>)>,
+    /// One loop's records: index into `captures` and the shred's identity.
+    order: Vec<(usize, ShredId)>,
+    /// Last slot emitted and the root its next slot chains to.
+    previous: (u64, Hash),
+    loops: u64,
+}
+
+impl SteadyFeed {
+    /// A feed starting above every fixture slot.
+    pub fn new(order: FeedOrder) -> Self {
+        let slots = fixture_slots();
+        let captures: Vec<(u64, Vec<Vec<u8>>)> = slots
+            .iter()
+            .map(|&slot| {
+                (
+                    slot,
+                    records(&read_fixture(&format!("slot-{slot}.full.bin"))),
+                )
+            })
+            .collect();
+        let order = slots
+            .iter()
+            .enumerate()
+            .flat_map(|(position, &slot)| {
+                let name = match order {
+                    FeedOrder::Lossy => format!("slot-{slot}.bin"),
+                    FeedOrder::Full => format!("slot-{slot}.full.bin"),
+                };
+                records(&read_fixture(&name))
+                    .into_iter()
+                    .map(move |record| {
+                        let (record_slot, id) = shred_id(&record);
+                        assert_eq!(record_slot, slot, "{name} holds another slot's shred");
+                        (position, id)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let last = slots.last().copied().unwrap_or_default();
+        Self {
+            reslotter: Reslotter::new(SigningKey::from_bytes(&FEED_KEY_SEED)),
+            captures,
+            order,
+            previous: (last, [0; 32]),
+            loops: 0,
+        }
+    }
+
+    /// The schedule that accepts the feed's signatures (one key for every slot).
+    pub fn leaders(&self) -> LeaderSchedule {
+        match LeaderSchedule::key_from_bytes(&self.reslotter.leader()) {
+            Ok(key) => LeaderSchedule::Fixed(key),
+            Err(error) => panic!("feed key: {error}"),
+        }
+    }
+
+    /// Records of one loop.
+    pub fn records_per_loop(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Loops emitted so far.
+    pub fn loops(&self) -> u64 {
+        self.loops
+    }
+
+    /// Writes the next loop's records into `out` (cleared first), renumbered above the last loop,
+    /// with the fixture slots' gaps kept.
+    pub fn next_loop(&mut self, out: &mut Vec<Vec<u8>>) {
+        let first_captured = self.captures[0].0;
+        let base = self.previous.0 + 1;
+        let mut renumbered = Vec::with_capacity(self.captures.len());
+        for (captured, shreds) in &self.captures {
+            let slot = base + (captured - first_captured);
+            let views: Vec<&[u8]> = shreds.iter().map(Vec::as_slice).collect();
+            let resigned = self
+                .reslotter
+                .reslot(&views, slot, self.previous.0, &self.previous.1)
+                .unwrap_or_else(|error| panic!("renumbering fixture slot {captured}: {error}"));
+            self.previous = (slot, resigned.last_root);
+            let by_id: std::collections::HashMap<ShredId, Vec<u8>> = resigned
+                .shreds
+                .into_iter()
+                .map(|shred| (shred_id(&shred).1, shred))
+                .collect();
+            renumbered.push(by_id);
+        }
+        out.clear();
+        out.extend(self.order.iter().map(|(position, id)| {
+            renumbered[*position]
+                .get(id)
+                .cloned()
+                .unwrap_or_else(|| panic!("renumbered slot lacks shred {id:?}"))
+        }));
+        self.loops += 1;
+    }
+}
