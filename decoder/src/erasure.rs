@@ -6,19 +6,21 @@
 //! encoder (32 unit vectors), so our arithmetic cannot drift from the reference.
 //!
 //! Recovery rebuilds only the missing **data** shards, the only ones deshredding needs. With `r`
-//! data shards missing (set `M`), `r` present parity shards (set `J`) and the present data shards
-//! (set `K`):
+//! data shards missing (set `M`), `r` present parity shards chosen (set `J`) and the present data
+//! shards (set `K`, `32 − r` of them): `p_J = P[J][M]·d_M ⊕ P[J][K]·d_K`, so
 //!
 //! ```text
-//! syndrome s_j = p_j ⊕ Σ_{k∈K} P[j][k]·d_k          r × |K| slice multiply-adds
-//! d_M          = (P[J][M])⁻¹ · s                      r × r slice multiply-adds + r×r inversion
+//! d_M = A · p_J ⊕ (A · P[J][K]) · d_K      with A = (P[J][M])⁻¹ (r × r, scalar inversion)
 //! ```
-//! That is `32·r` multiply-adds over the shard, against the general decoder's fresh 32×32 matrix
-//! inversion for every new loss pattern. Every square submatrix of `P` is invertible because the
-//! code is MDS, so any `r` present parity shards work. The slice kernels are the crate's SIMD
-//! `mul_slice_xor`. Scratch space is reserved at construction; recovery does not allocate.
+//! Every missing shard is one dot product over the 32 shards it is recovered from, with
+//! coefficients `A` (parity) and `A·P[J][K]` (data) computed on 32-byte rows. The slice work is
+//! `gf256::dot_products`: each input column is loaded once per four outputs and the products are
+//! summed in registers, `32·r` multiply-adds in all (the minimum: each of the `r` outputs depends
+//! on 32 inputs), instead of one load-multiply-store pass per pair. Every square submatrix of `P`
+//! is invertible because the code is MDS, so any `r` present parity shards work. Recovery does not
+//! allocate.
 
-use reed_solomon_erasure::galois_8::{self, ReedSolomon};
+use reed_solomon_erasure::galois_8::ReedSolomon;
 use thiserror::Error;
 
 use crate::shred::{CODING_SHREDS_PER_FEC_SET, DATA_SHREDS_PER_FEC_SET, SHREDS_PER_FEC_SET};
@@ -55,13 +57,10 @@ impl ErasureError {
     }
 }
 
-/// A 32:32 Reed-Solomon coder with its scratch space, built once at start-up.
+/// A 32:32 Reed-Solomon coder, built once at start-up.
 pub struct ErasureCoder {
     reed_solomon: ReedSolomon,
-    /// `parity[j][i]`: the coefficient of data shard `i` in parity shard `j`.
     parity: [[u8; DATA]; CODING],
-    /// Syndrome buffers, one per missing data shard at most.
-    syndromes: Box<[[u8; SHARD_LEN_MAX]; DATA]>,
 }
 
 impl std::fmt::Debug for ErasureCoder {
@@ -77,9 +76,8 @@ impl Default for ErasureCoder {
 }
 
 impl ErasureCoder {
+    /// Builds the reference encoder and reads its parity matrix.
     pub fn new() -> Self {
-        // 32 + 32 ≤ 256 shards is within GF(2^8)'s limit, so construction cannot fail; the match
-        // keeps the invariant visible without an unwrap.
         let reed_solomon = match ReedSolomon::new(DATA, CODING) {
             Ok(reed_solomon) => reed_solomon,
             Err(error) => panic!("32:32 Reed-Solomon must be constructible: {error:?}"),
@@ -98,18 +96,17 @@ impl ErasureCoder {
         Self {
             reed_solomon,
             parity,
-            syndromes: Box::new([[0; SHARD_LEN_MAX]; DATA]),
         }
     }
 
-    /// The parity coefficient of data shard `data_index` in parity shard `parity_index`.
+    /// `P[parity_index][data_index]`: the coefficient of data shard `data_index` in parity shard
+    /// `parity_index`.
     pub fn parity_coefficient(&self, parity_index: usize, data_index: usize) -> u8 {
         self.parity[parity_index][data_index]
     }
 
-    /// Rebuilds, in place, every data shard (0..32) whose bit in `present` is clear, from the
-    /// present shards (bits 32..64 are the parity shards). Parity shards are not rebuilt. All
-    /// shards have the same length. Nothing is written when an error is returned.
+    /// Rebuilds, in place, every data shard whose bit is clear in `present` (bit `i` = shard `i`
+    /// of the 64, data first). All shards have the same length; present ones are read only.
     pub fn reconstruct_data(
         &mut self,
         shards: &mut [&mut [u8]; SHREDS_PER_FEC_SET],
@@ -145,86 +142,101 @@ impl ErasureCoder {
         }
         let chosen = &chosen[..missing_count];
         let inverse = self.invert_submatrix(chosen, missing)?;
-        self.compute_syndromes(shards, present, chosen, len);
-        for (row, &data_index) in missing.iter().enumerate() {
-            let out = &mut *shards[data_index];
-            out.fill(0);
-            for (position, syndrome) in self.syndromes[..missing_count].iter().enumerate() {
-                let coefficient = inverse[row][position];
-                if coefficient != 0 {
-                    galois_8::mul_slice_xor(coefficient, &syndrome[..len], out);
-                }
+        let coefficients = self.decoding_coefficients(&inverse, chosen, present);
+
+        // Inputs: the present data shards ascending, then the chosen parity shards ascending (the
+        // column order of `coefficients`); outputs: the missing data shards ascending.
+        let mut inputs: [&[u8]; DATA] = [&[]; DATA];
+        let mut outputs: [&mut [u8]; DATA] = Default::default();
+        let (mut input_count, mut output_count) = (0, 0);
+        let mut next_chosen = chosen.iter().peekable();
+        for (index, shard) in shards.iter_mut().enumerate() {
+            let is_input = if index < DATA {
+                present >> index & 1 == 1
+            } else {
+                next_chosen
+                    .next_if(|&&parity| parity == index - DATA)
+                    .is_some()
+            };
+            if is_input {
+                inputs[input_count] = &**shard;
+                input_count += 1;
+            } else if index < DATA {
+                outputs[output_count] = &mut **shard;
+                output_count += 1;
             }
         }
-        Ok(())
+        debug_assert_eq!((input_count, output_count), (DATA, missing_count));
+        gf256::dot_products(
+            &coefficients[..missing_count * DATA],
+            &inputs[..input_count],
+            &mut outputs[..output_count],
+        )
+        .map_err(|_| ErasureError::BadShardLength { len })
     }
 
-    /// `s_j = p_j ⊕ Σ_{k present} P[j][k]·d_k` for each chosen parity shard `j`.
-    fn compute_syndromes(
-        &mut self,
-        shards: &[&mut [u8]; SHREDS_PER_FEC_SET],
-        present: u64,
+    /// Row-major `r × 32` coefficients of the missing data shards over the inputs: the present
+    /// data shards (`A · P[J][K]`) then the chosen parity shards (`A`).
+    fn decoding_coefficients(
+        &self,
+        inverse: &[[u8; DATA]; DATA],
         chosen: &[usize],
-        len: usize,
-    ) {
-        for (syndrome, &parity_index) in self.syndromes.iter_mut().zip(chosen) {
-            let syndrome = &mut syndrome[..len];
-            syndrome.copy_from_slice(&shards[DATA + parity_index][..len]);
-            for data_index in (0..DATA).filter(|&index| present >> index & 1 == 1) {
-                let coefficient = self.parity[parity_index][data_index];
-                if coefficient != 0 {
-                    galois_8::mul_slice_xor(coefficient, &shards[data_index][..len], syndrome);
-                }
+        present: u64,
+    ) -> [u8; DATA * DATA] {
+        let size = chosen.len();
+        let mut coefficients = [0u8; DATA * DATA];
+        // (A · P[J]) over all 32 data columns: one dot product per row of A over the chosen
+        // parity rows (32 bytes each); then the present columns picked out.
+        let mut combined = [[0u8; DATA]; DATA];
+        if size < DATA {
+            let parity_rows: [&[u8]; DATA] =
+                std::array::from_fn(|k| chosen.get(k).map_or(&[][..], |&j| &self.parity[j][..]));
+            let mut row_major = [0u8; DATA * DATA];
+            for (out, row) in row_major.chunks_exact_mut(size).zip(inverse).take(size) {
+                out.copy_from_slice(&row[..size]);
             }
+            let mut outputs: [&mut [u8]; DATA] = Default::default();
+            for (output, row) in outputs.iter_mut().zip(combined.iter_mut()) {
+                *output = &mut row[..];
+            }
+            // Square shapes of equal 32-byte rows: the kernel cannot refuse them.
+            let _ = gf256::dot_products(
+                &row_major[..size * size],
+                &parity_rows[..size],
+                &mut outputs[..size],
+            );
         }
+        for ((row, out), combined) in inverse
+            .iter()
+            .take(size)
+            .zip(coefficients.chunks_exact_mut(DATA))
+            .zip(&combined)
+        {
+            let present_data = (0..DATA).filter(|&index| present >> index & 1 == 1);
+            let (data_part, parity_part) = out.split_at_mut(DATA - size);
+            for (slot, index) in data_part.iter_mut().zip(present_data) {
+                *slot = combined[index];
+            }
+            parity_part.copy_from_slice(&row[..size]);
+        }
+        coefficients
     }
 
-    /// Inverts `P[chosen][missing]` (r×r) by Gauss-Jordan elimination; the row operations on the
-    /// augmented 2r-byte rows use the slice kernel.
+    /// `(P[chosen][missing])⁻¹`.
     fn invert_submatrix(
         &self,
         chosen: &[usize],
         missing: &[usize],
     ) -> Result<[[u8; DATA]; DATA], ErasureError> {
-        let size = missing.len();
-        // Row a: [P[chosen[a]][missing[..]] | identity row a].
-        let mut rows = [[0u8; 2 * DATA]; DATA];
-        for (a, row) in rows.iter_mut().take(size).enumerate() {
-            for (b, &data_index) in missing.iter().enumerate() {
-                row[b] = self.parity[chosen[a]][data_index];
-            }
-            row[size + a] = 1;
-        }
-        for pivot in 0..size {
-            let Some(source) = (pivot..size).find(|&row| rows[row][pivot] != 0) else {
-                return Err(ErasureError::SingularMatrix);
-            };
-            rows.swap(pivot, source);
-            let scale = galois_8::div(1, rows[pivot][pivot]);
-            let mut normalized = [0u8; 2 * DATA];
-            galois_8::mul_slice(scale, &rows[pivot][..2 * size], &mut normalized[..2 * size]);
-            rows[pivot] = normalized;
-            for row in (0..size).filter(|&row| row != pivot) {
-                let factor = rows[row][pivot];
-                if factor != 0 {
-                    let pivot_row = rows[pivot];
-                    galois_8::mul_slice_xor(
-                        factor,
-                        &pivot_row[..2 * size],
-                        &mut rows[row][..2 * size],
-                    );
-                }
+        let mut submatrix = [[0u8; DATA]; DATA];
+        for (row, &parity_index) in submatrix.iter_mut().zip(chosen) {
+            for (entry, &data_index) in row.iter_mut().zip(missing) {
+                *entry = self.parity[parity_index][data_index];
             }
         }
-        let mut inverse = [[0u8; DATA]; DATA];
-        for (out, row) in inverse.iter_mut().zip(&rows).take(size) {
-            out[..size].copy_from_slice(&row[size..2 * size]);
-        }
-        Ok(inverse)
+        gf256::invert(&submatrix, missing.len()).map_err(|_| ErasureError::SingularMatrix)
     }
 
-    /// Computes the 32 parity shards from the 32 data shards with the reference encoder (tests and
-    /// tools that build FEC sets).
     pub fn encode(&self, shards: &mut [&mut [u8]; SHREDS_PER_FEC_SET]) -> Result<(), ErasureError> {
         self.reed_solomon
             .encode(&mut shards[..])
@@ -300,7 +312,7 @@ mod tests {
         for parity_index in 0..CODING {
             for (offset, parity_byte) in set[DATA + parity_index].iter().enumerate() {
                 let expected = (0..DATA).fold(0u8, |sum, data_index| {
-                    sum ^ galois_8::mul(
+                    sum ^ reed_solomon_erasure::galois_8::mul(
                         coder.parity_coefficient(parity_index, data_index),
                         set[data_index][offset],
                     )

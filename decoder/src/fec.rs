@@ -34,6 +34,15 @@ use crate::shred::{
     ShredRef, ShredVariant,
 };
 
+/// A map keyed by FEC set, probed several times per shred: foldhash with a random per-process
+/// seed (the keys come off the wire, so the seed stays), not SipHash.
+pub(crate) type SetKeyMap<V> = HashMap<SetKey, V, foldhash::fast::RandomState>;
+
+/// An empty [`SetKeyMap`] with room for `capacity` keys.
+pub(crate) fn set_key_map<V>(capacity: usize) -> SetKeyMap<V> {
+    HashMap::with_capacity_and_hasher(capacity, foldhash::fast::RandomState::default())
+}
+
 /// Identifies a FEC set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SetKey {
@@ -203,7 +212,7 @@ impl FecSet {
 pub struct FecResolver {
     sets: Vec<FecSet>,
     free: Vec<u32>,
-    index: HashMap<SetKey, u32>,
+    index: SetKeyMap<u32>,
     done: CompletedSets,
     next_sequence: u64,
     coder: ErasureCoder,
@@ -229,7 +238,7 @@ impl FecResolver {
             sets,
             free,
             // Twice the bound: hashbrown then always rehashes tombstones in place instead of growing.
-            index: HashMap::with_capacity(2 * config.max_sets_in_flight),
+            index: set_key_map(2 * config.max_sets_in_flight),
             done: CompletedSets::new(config.completed_sets_remembered),
             next_sequence: 0,
             coder: ErasureCoder::new(),
@@ -551,7 +560,7 @@ impl FecResolver {
 struct CompletedSets {
     ring: Vec<Option<SetKey>>,
     next: usize,
-    roots: HashMap<SetKey, (Hash, [u8; 32])>,
+    roots: SetKeyMap<(Hash, [u8; 32])>,
 }
 
 impl CompletedSets {
@@ -559,7 +568,7 @@ impl CompletedSets {
         Self {
             ring: vec![None; capacity],
             next: 0,
-            roots: HashMap::with_capacity(2 * capacity),
+            roots: set_key_map(2 * capacity),
         }
     }
 

@@ -13,12 +13,12 @@
 //! when its set was evicted upstream, or when its slot falls below the window; when every group
 //! is in use the oldest is evicted (counted) and the deshredder forgets its shreds.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::decoder::DecoderConfig;
 use crate::deshred::{BatchSpan, DeshredConfig, Deshredder};
 use crate::entry::{EntryBatch, EntryError, parse_entry_batch};
-use crate::fec::SetKey;
+use crate::fec::{SetKey, SetKeyMap, set_key_map};
 use crate::set_stage::{DataShredReady, SetEvent};
 use crate::shred::{
     DATA_HEADERS_LEN, DATA_SHRED_LEN, DATA_SHREDS_PER_FEC_SET, MAX_SHREDS_PER_SLOT,
@@ -294,7 +294,7 @@ struct Group {
 struct ShredStore {
     groups: Vec<Group>,
     free: Vec<u32>,
-    index: HashMap<SetKey, u32>,
+    index: SetKeyMap<u32>,
     next_sequence: u64,
 }
 
@@ -329,7 +329,7 @@ impl ShredStore {
             groups,
             free: (0..capacity as u32).rev().collect(),
             // Twice the bound: hashbrown then rehashes tombstones in place instead of growing.
-            index: HashMap::with_capacity(2 * capacity),
+            index: set_key_map(2 * capacity),
             next_sequence: 0,
         }
     }

@@ -1,0 +1,282 @@
+//! The AVX2 kernels (x86-64 only; elsewhere [`available`] is false and nothing here runs).
+//!
+//! A byte times a constant is `LOW[c][b & 15] ^ HIGH[c][b >> 4]`; `vpshufb` looks up 32 nibbles
+//! in a 16-entry table broadcast to both lanes. Each kernel handles the whole 32-byte chunks of
+//! its slices and returns how many bytes that was; the caller finishes the tail with the scalar
+//! kernel (the dot products instead finish with one overlapping chunk). Loads and stores are
+//! unaligned and stay inside the slices: a chunk starting at `offset` is only touched when
+//! `offset + 32 <= len`, with `len` checked equal for every slice.
+
+/// Whether the running CPU has AVX2 (cached by the standard library after the first call).
+#[inline]
+pub(crate) fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn mul_add(_c: u8, _input: &[u8], _output: &mut [u8]) -> usize {
+    0
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn dot_products(
+    _coefficients: &[u8],
+    _inputs: &[&[u8]],
+    _outputs: &mut [&mut [u8]],
+    _len: usize,
+) -> usize {
+    0
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn eliminate(rows: &mut crate::AugmentedRows, size: usize) -> bool {
+    crate::scalar::eliminate(rows, size)
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86::{dot_products, eliminate, mul_add};
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::{
+        __m256i, _mm_loadu_si128, _mm256_and_si256, _mm256_broadcastsi128_si256,
+        _mm256_loadu_si256, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
+        _mm256_srli_epi64, _mm256_storeu_si256, _mm256_xor_si256,
+    };
+
+    use super::available;
+    use crate::tables::{HIGH, LOW, inverse};
+    use crate::{AugmentedRows, MAX_TERMS, VECTOR_BYTES};
+
+    /// Outputs accumulated in registers per pass over the inputs.
+    const GROUP: usize = 4;
+
+    /// The two lookup tables of one coefficient, broadcast to both 128-bit lanes.
+    #[derive(Clone, Copy)]
+    struct Tables {
+        low: __m256i,
+        high: __m256i,
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn tables(c: u8) -> Tables {
+        let (low, high) = (&LOW[usize::from(c)], &HIGH[usize::from(c)]);
+        // SAFETY: both tables are 16 bytes, exactly one unaligned 128-bit load each.
+        unsafe {
+            Tables {
+                low: _mm256_broadcastsi128_si256(_mm_loadu_si128(low.as_ptr().cast())),
+                high: _mm256_broadcastsi128_si256(_mm_loadu_si128(high.as_ptr().cast())),
+            }
+        }
+    }
+
+    /// The low and high nibbles of 32 bytes, each in the low half of its byte.
+    #[target_feature(enable = "avx2")]
+    fn nibbles(bytes: __m256i) -> (__m256i, __m256i) {
+        let mask = _mm256_set1_epi8(0x0f);
+        (
+            _mm256_and_si256(bytes, mask),
+            _mm256_and_si256(_mm256_srli_epi64::<4>(bytes), mask),
+        )
+    }
+
+    /// `c · bytes` given the nibbles of `bytes`.
+    #[target_feature(enable = "avx2")]
+    fn product(tables: Tables, (low, high): (__m256i, __m256i)) -> __m256i {
+        _mm256_xor_si256(
+            _mm256_shuffle_epi8(tables.low, low),
+            _mm256_shuffle_epi8(tables.high, high),
+        )
+    }
+
+    /// 32 bytes of `slice` from `offset`.
+    ///
+    /// # Safety
+    /// `offset + 32 <= slice.len()`.
+    #[target_feature(enable = "avx2")]
+    unsafe fn load(slice: &[u8], offset: usize) -> __m256i {
+        debug_assert!(offset + VECTOR_BYTES <= slice.len());
+        // SAFETY: the caller keeps the 32 bytes inside `slice`; the load is unaligned.
+        unsafe { _mm256_loadu_si256(slice.as_ptr().add(offset).cast()) }
+    }
+
+    /// Writes 32 bytes of `slice` from `offset`.
+    ///
+    /// # Safety
+    /// `offset + 32 <= slice.len()`.
+    #[target_feature(enable = "avx2")]
+    unsafe fn store(slice: &mut [u8], offset: usize, value: __m256i) {
+        debug_assert!(offset + VECTOR_BYTES <= slice.len());
+        // SAFETY: the caller keeps the 32 bytes inside `slice`; the store is unaligned.
+        unsafe { _mm256_storeu_si256(slice.as_mut_ptr().add(offset).cast(), value) }
+    }
+
+    /// `output ^= c · input` over the whole chunks; returns the bytes done.
+    pub(crate) fn mul_add(c: u8, input: &[u8], output: &mut [u8]) -> usize {
+        if !available() {
+            return 0;
+        }
+        // SAFETY: AVX2 was detected on this CPU just above.
+        unsafe { mul_add_avx2(c, input, output) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn mul_add_avx2(c: u8, input: &[u8], output: &mut [u8]) -> usize {
+        let len = input.len().min(output.len());
+        let chunks = len / VECTOR_BYTES;
+        let tables = tables(c);
+        for chunk in 0..chunks {
+            let offset = chunk * VECTOR_BYTES;
+            // SAFETY: offset + 32 <= chunks * 32 <= len, the length of both slices.
+            unsafe {
+                let product = product(tables, nibbles(load(input, offset)));
+                store(
+                    output,
+                    offset,
+                    _mm256_xor_si256(load(output, offset), product),
+                );
+            }
+        }
+        chunks * VECTOR_BYTES
+    }
+
+    /// The dot products of `crate::dot_products` over `len` bytes (every slice is `len` long, at
+    /// most [`MAX_TERMS`] inputs); returns the bytes done: all of them from 32 bytes on.
+    pub(crate) fn dot_products(
+        coefficients: &[u8],
+        inputs: &[&[u8]],
+        outputs: &mut [&mut [u8]],
+        len: usize,
+    ) -> usize {
+        if !available() || inputs.len() > MAX_TERMS {
+            return 0;
+        }
+        // SAFETY: AVX2 was detected on this CPU just above.
+        unsafe { dot_products_avx2(coefficients, inputs, outputs, len) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn dot_products_avx2(
+        coefficients: &[u8],
+        inputs: &[&[u8]],
+        outputs: &mut [&mut [u8]],
+        len: usize,
+    ) -> usize {
+        let terms = inputs.len();
+        let mut first_output = 0;
+        for group in outputs.chunks_mut(GROUP) {
+            let rows = &coefficients[first_output * terms..(first_output + group.len()) * terms];
+            match group.len() {
+                4 => group_products::<4>(rows, inputs, group, len),
+                3 => group_products::<3>(rows, inputs, group, len),
+                2 => group_products::<2>(rows, inputs, group, len),
+                _ => group_products::<1>(rows, inputs, group, len),
+            }
+            first_output += group.len();
+        }
+        // Short of one chunk, nothing was done; otherwise the overlapping last chunk did the tail.
+        if len < VECTOR_BYTES { 0 } else { len }
+    }
+
+    /// `G` outputs at once: per 32-byte column, every input is loaded once and its products are
+    /// accumulated in `G` registers, stored once at the end.
+    #[target_feature(enable = "avx2")]
+    fn group_products<const G: usize>(
+        rows: &[u8],
+        inputs: &[&[u8]],
+        outputs: &mut [&mut [u8]],
+        len: usize,
+    ) {
+        let terms = inputs.len();
+        // The lookup tables of every (output, input) coefficient, built once per group: at most
+        // 4 × 32 × 64 bytes, reused for every column.
+        let mut tables_by_term = [[Tables {
+            low: _mm256_setzero_si256(),
+            high: _mm256_setzero_si256(),
+        }; G]; MAX_TERMS];
+        for (term, tables_of_term) in tables_by_term.iter_mut().enumerate().take(terms) {
+            for (g, slot) in tables_of_term.iter_mut().enumerate() {
+                *slot = tables(rows[g * terms + term]);
+            }
+        }
+        // The whole chunks, then, when `len` is not a multiple of 32, one more chunk ending at
+        // `len`: it overlaps the previous one, which is harmless because the outputs are
+        // overwritten with values that depend only on the inputs at the same offsets (and the
+        // inputs, borrowed shared, cannot alias the outputs).
+        let whole = len / VECTOR_BYTES;
+        let tail = (!len.is_multiple_of(VECTOR_BYTES) && whole > 0).then(|| len - VECTOR_BYTES);
+        let offsets = (0..whole).map(|chunk| chunk * VECTOR_BYTES).chain(tail);
+        for offset in offsets {
+            let mut sums = [_mm256_setzero_si256(); G];
+            for (input, tables_of_term) in inputs.iter().zip(&tables_by_term) {
+                // SAFETY: offset + 32 <= len = input.len() (checked by the caller).
+                let nibbles = nibbles(unsafe { load(input, offset) });
+                for (sum, &tables) in sums.iter_mut().zip(tables_of_term) {
+                    *sum = _mm256_xor_si256(*sum, product(tables, nibbles));
+                }
+            }
+            for (output, sum) in outputs.iter_mut().zip(sums) {
+                // SAFETY: offset + 32 <= len = output.len() (checked by the caller).
+                unsafe { store(output, offset, sum) };
+            }
+        }
+    }
+
+    /// Gauss-Jordan on the `[M | I]` rows (see `crate::scalar::eliminate`), every row operation
+    /// two 32-byte multiply-adds inlined here instead of a kernel call.
+    pub(crate) fn eliminate(rows: &mut AugmentedRows, size: usize) -> bool {
+        if !available() {
+            return crate::scalar::eliminate(rows, size);
+        }
+        // SAFETY: AVX2 was detected on this CPU just above.
+        unsafe { eliminate_avx2(rows, size) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn eliminate_avx2(rows: &mut AugmentedRows, size: usize) -> bool {
+        for pivot in 0..size {
+            let Some(source) = (pivot..size).find(|&row| rows[row][pivot] != 0) else {
+                return false;
+            };
+            rows.swap(pivot, source);
+            let Some(scale) = inverse(rows[pivot][pivot]) else {
+                return false;
+            };
+            // SAFETY (every load and store below): offsets 0 and 32 of 64-byte rows.
+            let (left, right) = unsafe { (load(&rows[pivot], 0), load(&rows[pivot], 32)) };
+            let scale = tables(scale);
+            let normalized = (
+                product(scale, nibbles(left)),
+                product(scale, nibbles(right)),
+            );
+            let normalized_nibbles = (nibbles(normalized.0), nibbles(normalized.1));
+            unsafe {
+                store(&mut rows[pivot], 0, normalized.0);
+                store(&mut rows[pivot], 32, normalized.1);
+            }
+            for (index, row) in rows.iter_mut().enumerate().take(size) {
+                let factor = row[pivot];
+                if index == pivot || factor == 0 {
+                    continue;
+                }
+                let factor = tables(factor);
+                unsafe {
+                    let left =
+                        _mm256_xor_si256(load(row, 0), product(factor, normalized_nibbles.0));
+                    let right =
+                        _mm256_xor_si256(load(row, 32), product(factor, normalized_nibbles.1));
+                    store(row, 0, left);
+                    store(row, 32, right);
+                }
+            }
+        }
+        true
+    }
+}
