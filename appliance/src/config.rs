@@ -210,8 +210,9 @@ pub struct Workers {
     pub forward_slots: usize,
     /// Cores to pin the workers to, in worker order; empty = unpinned.
     pub cores: Vec<usize>,
-    /// How long an idle worker sleeps between polls, microseconds.
-    pub idle_sleep_us: u64,
+    /// Longest park of an idle worker, microseconds: a safety net only, since the threads
+    /// feeding a worker unpark it when they publish (docs/workers.md).
+    pub park_timeout_us: u64,
 }
 
 impl Default for Workers {
@@ -220,7 +221,7 @@ impl Default for Workers {
             count: None,
             forward_slots: 4_096,
             cores: Vec::new(),
-            idle_sleep_us: 50,
+            park_timeout_us: 1_000,
         }
     }
 }
@@ -407,10 +408,10 @@ impl Config {
             1 << 20,
         )?;
         within(
-            "workers.idle_sleep_us",
-            self.workers.idle_sleep_us as usize,
-            1,
-            100_000,
+            "workers.park_timeout_us",
+            self.workers.park_timeout_us as usize,
+            10,
+            1_000_000,
         )?;
         if let Some(count) = self.workers.count
             && self.workers.cores.len() > count

@@ -5,8 +5,9 @@
 //! - `appliance decode-tx`: decodes base64 wire transactions, see [`decode_tx`].
 //! - `appliance archive index CAR...`: builds archive indexes (issue 7).
 
-// Unsafe code lives only in the receive backends (`receive::{sockopt, udp, xdp}`), which allow
-// it module by module with a `// SAFETY:` note on every block.
+// Unsafe code lives only in the receive backends (`receive::{sockopt, udp, xdp}`), the lock-free
+// worker ring (`ring`) and the replay's sendmmsg (`replay_send`), which allow it module by module
+// with a `// SAFETY:` note on every block.
 #![deny(unsafe_code)]
 
 mod archive_index;
@@ -17,10 +18,14 @@ mod insights_backfill;
 mod metrics;
 mod programs;
 mod receive;
+#[allow(unsafe_code)]
+mod replay_send;
+#[allow(unsafe_code)]
 mod ring;
 
 mod run;
 mod security;
+mod wake;
 mod workers;
 
 use std::path::PathBuf;

@@ -105,6 +105,12 @@ pub struct WorkerCounters {
     pub slot_notifications: u64,
     /// Data shreds (and evictions) other workers forwarded to this worker's slot stage.
     pub forwarded_in: u64,
+    /// Times the worker parked (its rings empty after the announcement).
+    pub parks: u64,
+    /// Parks that ended with no producer's unpark (the safety-net timeout, or spurious).
+    pub park_timeouts: u64,
+    /// Unparks producers issued for this worker (read from its waker state at each flush).
+    pub unparks: u64,
     pub decode: DecodeStats,
     pub stage_latency: [Histogram; STAGES.len()],
 }
@@ -142,6 +148,9 @@ impl WorkerCounters {
         self.updates_published += other.updates_published;
         self.slot_notifications += other.slot_notifications;
         self.forwarded_in += other.forwarded_in;
+        self.parks += other.parks;
+        self.park_timeouts += other.park_timeouts;
+        self.unparks += other.unparks;
         let (decode, add) = (&mut self.decode, &other.decode);
         for (count, more) in decode
             .instructions_decoded
@@ -528,6 +537,24 @@ impl Metrics {
             "counter",
             "Data shreds other workers forwarded to a worker's slot stage.",
             per_worker(&|c| c.forwarded_in),
+        );
+        family(
+            "appliance_worker_parks_total",
+            "counter",
+            "Times an idle worker parked (its rings empty after it announced the park).",
+            per_worker(&|c| c.parks),
+        );
+        family(
+            "appliance_worker_park_timeouts_total",
+            "counter",
+            "Parks that ended without an unpark (the safety-net timeout, or spurious).",
+            per_worker(&|c| c.park_timeouts),
+        );
+        family(
+            "appliance_worker_unparks_total",
+            "counter",
+            "Unparks the receive threads and other workers issued for a parked worker.",
+            per_worker(&|c| c.unparks),
         );
         family(
             "appliance_worker_entry_batches_total",

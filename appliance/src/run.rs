@@ -30,6 +30,7 @@ use crate::receive::SourceMetrics;
 use crate::receive::thread::{PoolConfig, SourceSpec};
 use crate::receive::udp::UdpSource;
 use crate::receive::xdp::{AttachMode, BindPreference, XdpAttachment, XdpSpec};
+use crate::replay_send::{BurstSender, fec_set_runs};
 use crate::workers::{PoolOptions, Shared as WorkerShared};
 use tonic::codec::CompressionEncoding;
 use tracing::{info, warn};
@@ -316,7 +317,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .unwrap_or_else(|| crate::workers::default_workers(cores, receive.sources.len())),
         ring_slots: config.sources.ring_slots,
         forward_slots: config.workers.forward_slots,
-        idle_sleep: Duration::from_micros(config.workers.idle_sleep_us),
+        park_timeout: Duration::from_micros(config.workers.park_timeout_us),
         cores: config.workers.cores.clone(),
     };
     let (source_rings, worker_rings, ring_stats) =
@@ -591,9 +592,7 @@ fn replay_loop(
     let Some(&(first_slot, _)) = slots.first() else {
         bail!("the replay capture is empty");
     };
-    let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    let mut pacer = Pacer::new(pacing);
-    let mut sent: u64 = 0;
+    let mut sender = ReplaySender::new(target, pacing)?;
     let mut previous = (first_slot.saturating_sub(1), [0u8; 32]);
     while !shutdown.load(Ordering::Acquire) {
         let mut captured_previous: Option<u64> = None;
@@ -604,18 +603,15 @@ fn replay_loop(
             let renumbered = reslotter
                 .reslot(shreds, slot, previous.0, &previous.1)
                 .with_context(|| format!("renumbering captured slot {captured}"))?;
-            for shred in &renumbered.shreds {
-                pacer.wait(sent, shred);
-                socket.send_to(shred, target)?;
-                sent += 1;
-            }
+            let shreds: Vec<&[u8]> = renumbered.shreds.iter().map(Vec::as_slice).collect();
+            sender.send(&shreds)?;
             previous = (slot, renumbered.last_root);
             if shutdown.load(Ordering::Acquire) {
                 break;
             }
         }
     }
-    Ok(sent)
+    Ok(sender.sent)
 }
 
 /// How a replay spaces its datagrams.
@@ -673,18 +669,75 @@ impl Pacer {
 
 /// Sends every record of the captures to `target`, paced at `pacing.rate` shreds per second.
 fn replay(captures: &[Vec<u8>], target: SocketAddr, pacing: Pacing) -> anyhow::Result<u64> {
-    let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    let mut pacer = Pacer::new(pacing);
-    let mut sent: u64 = 0;
+    let mut sender = ReplaySender::new(target, pacing)?;
     for capture in captures {
+        // Everything before a malformed record still goes out, then the error.
+        let mut shreds = Vec::new();
+        let mut malformed = None;
         for record in framing::records(capture) {
-            let record = record.context("malformed replay capture")?;
-            pacer.wait(sent, record.payload);
-            socket.send_to(record.payload, target)?;
-            sent += 1;
+            match record {
+                Ok(record) => shreds.push(record.payload),
+                Err(error) => {
+                    malformed = Some(error);
+                    break;
+                }
+            }
+        }
+        sender.send(&shreds)?;
+        if let Some(error) = malformed {
+            return Err(error).context("malformed replay capture");
         }
     }
-    Ok(sent)
+    Ok(sender.sent)
+}
+
+/// Sends paced shreds: one `send` per shred in uniform mode; in per-FEC-set mode one
+/// `sendmmsg` per run of a set's shreds, after waiting for the set's due time.
+struct ReplaySender {
+    socket: UdpSocket,
+    target: SocketAddr,
+    burst: Option<BurstSender>,
+    pacer: Pacer,
+    /// Datagrams sent so far.
+    sent: u64,
+}
+
+impl ReplaySender {
+    fn new(target: SocketAddr, pacing: Pacing) -> anyhow::Result<Self> {
+        let burst = if pacing.per_fec_set {
+            Some(BurstSender::connect(target).context("replay burst socket")?)
+        } else {
+            None
+        };
+        Ok(Self {
+            socket: UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?,
+            target,
+            burst,
+            pacer: Pacer::new(pacing),
+            sent: 0,
+        })
+    }
+
+    fn send(&mut self, shreds: &[&[u8]]) -> anyhow::Result<()> {
+        match &mut self.burst {
+            Some(burst) => {
+                for run in fec_set_runs(shreds) {
+                    if let Some(first) = run.first() {
+                        self.pacer.wait(self.sent, first);
+                    }
+                    self.sent += burst.send(run).context("replay sendmmsg")? as u64;
+                }
+            }
+            None => {
+                for shred in shreds {
+                    self.pacer.wait(self.sent, shred);
+                    self.socket.send_to(shred, self.target)?;
+                    self.sent += 1;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The receive side of a run: sources for the receive threads, their counters for `/metrics`,

@@ -8,11 +8,12 @@
 //!                                           ▼                                            ▼
 //!                                 SlotStage ─▶ batches ─▶ DEX decode ─▶ Feed   worker v's SlotStage
 //! ```
-//! Every ring is a bounded single-producer ring of preallocated slots (`crate::ring`): a full
-//! ring drops and counts, nothing waits. Slot notifications go out once per new highest slot
-//! across workers, before the slot's shreds leave the set stage that raised it. An idle worker
-//! yields briefly, then sleeps between polls, from `idle_sleep` doubling up to 16 × `idle_sleep`
-//! while the silence lasts, so it does not burn its core.
+//! Every ring is a bounded lock-free single-producer ring of preallocated slots (`crate::ring`):
+//! a full ring drops and counts, nothing waits. Slot notifications go out once per new highest
+//! slot across workers, before the slot's shreds leave the set stage that raised it. An idle
+//! worker yields a few times, then parks (`crate::wake`): its producers (receive threads, other
+//! workers forwarding) unpark it after publishing into its rings, at most once per batch and
+//! never while it is busy; `park_timeout` is only a safety net.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -35,13 +36,12 @@ use tracing::info;
 use crate::metrics::{Metrics, RingGauge, WorkerCounters};
 use crate::receive::thread::{Datagram, SourceRings};
 use crate::ring::{Consumer, Producer, RingStats, ring};
+use crate::wake::{ParkOutcome, Sleeper, Waker, wake_pair, wake_touched, worker_bit};
 
 /// How often a worker flushes its counters for `/metrics`.
 const METRICS_FLUSH: Duration = Duration::from_millis(100);
-/// Empty polls before an idle worker starts sleeping.
+/// Empty polls (each followed by a yield) before an idle worker parks.
 const IDLE_SPINS: u32 = 64;
-/// An idle worker's sleep grows to this multiple of `idle_sleep` while the silence lasts.
-const IDLE_SLEEP_GROWTH: u32 = 16;
 /// Items taken from one ring before looking at the next (fairness between rings).
 const BURST: usize = 256;
 
@@ -53,7 +53,8 @@ pub struct PoolOptions {
     pub ring_slots: usize,
     /// Data shred slots of each (worker, worker) forwarding ring.
     pub forward_slots: usize,
-    pub idle_sleep: Duration,
+    /// Longest park of an idle worker (a safety net: producers unpark it).
+    pub park_timeout: Duration,
     /// Core of each worker, by worker index; missing entries are not pinned.
     pub cores: Vec<usize>,
 }
@@ -153,6 +154,10 @@ pub struct WorkerRings {
     forward_in: Vec<Consumer<Forwarded>>,
     /// To each worker, by index (`None` for itself).
     forward_out: Vec<Option<Producer<Forwarded>>>,
+    /// Each worker's waker, by index (this worker's own is never used).
+    forward_wakers: Vec<Waker>,
+    /// Parks this worker when its rings are empty.
+    sleeper: Sleeper,
 }
 
 /// The occupancy and drops of one worker's inbound rings, for `/metrics`.
@@ -190,12 +195,21 @@ pub fn build_rings(
     options: &PoolOptions,
 ) -> (Vec<SourceRings>, Vec<WorkerRings>, Vec<WorkerRingStats>) {
     let workers = options.workers;
-    let mut source_rings: Vec<SourceRings> = (0..sources).map(|_| Vec::new()).collect();
-    let mut worker_rings: Vec<WorkerRings> = (0..workers)
-        .map(|_| WorkerRings {
+    let (sleepers, wakers): (Vec<Sleeper>, Vec<Waker>) = (0..workers).map(|_| wake_pair()).unzip();
+    let mut source_rings: Vec<SourceRings> = (0..sources)
+        .map(|_| SourceRings {
+            rings: Vec::new(),
+            wakers: wakers.clone(),
+        })
+        .collect();
+    let mut worker_rings: Vec<WorkerRings> = sleepers
+        .into_iter()
+        .map(|sleeper| WorkerRings {
             receive: Vec::new(),
             forward_in: Vec::new(),
             forward_out: (0..workers).map(|_| None).collect(),
+            forward_wakers: wakers.clone(),
+            sleeper,
         })
         .collect();
     let mut stats: Vec<WorkerRingStats> = (0..workers)
@@ -208,7 +222,7 @@ pub fn build_rings(
         for (worker, worker_rings) in worker_rings.iter_mut().enumerate() {
             let (producer, consumer) = ring::<Datagram>(options.ring_slots);
             stats[worker].receive.push(producer.stats());
-            rings.push(producer);
+            rings.rings.push(producer);
             worker_rings.receive.push(consumer);
         }
     }
@@ -251,7 +265,7 @@ pub fn spawn(
             .cores
             .get(index)
             .map(|&id| core_affinity::CoreId { id });
-        let idle_sleep = options.idle_sleep;
+        let park_timeout = options.park_timeout;
         let handle = std::thread::Builder::new()
             .name(format!("worker-{index}"))
             .spawn(move || {
@@ -259,36 +273,63 @@ pub fn spawn(
                     let pinned = core_affinity::set_for_current(core);
                     info!(worker = index, core = core.id, pinned, "worker pinned");
                 }
-                let mut worker = Worker::new(index, workers, &shared, rings.forward_out);
-                worker_loop(
-                    &mut worker,
-                    rings.receive,
-                    rings.forward_in,
+                let mut worker = Worker::new(
+                    index,
+                    workers,
                     &shared,
-                    idle_sleep,
+                    rings.forward_out,
+                    rings.forward_wakers,
                 );
+                let inbound = Inbound {
+                    receive: rings.receive,
+                    forward_in: rings.forward_in,
+                    sleeper: rings.sleeper,
+                };
+                worker_loop(&mut worker, inbound, &shared, park_timeout);
             })?;
         handles.push(handle);
     }
     Ok(handles)
 }
 
+/// A worker's inbound rings and the sleeper its producers wake.
+struct Inbound {
+    receive: Vec<Consumer<Datagram>>,
+    forward_in: Vec<Consumer<Forwarded>>,
+    sleeper: Sleeper,
+}
+
+impl Inbound {
+    /// Parks until a producer publishes into one of the rings (or `timeout` passes).
+    fn park(&mut self, timeout: Duration) -> ParkOutcome {
+        let Self {
+            receive,
+            forward_in,
+            sleeper,
+        } = self;
+        sleeper.park(timeout, || {
+            receive.iter_mut().any(Consumer::has_items)
+                || forward_in.iter_mut().any(Consumer::has_items)
+        })
+    }
+}
+
 fn worker_loop(
     worker: &mut Worker<'_>,
-    mut receive: Vec<Consumer<Datagram>>,
-    mut forward_in: Vec<Consumer<Forwarded>>,
+    mut inbound: Inbound,
     shared: &Shared,
-    idle_sleep: Duration,
+    park_timeout: Duration,
 ) {
     let mut last_flush = Instant::now();
     let mut idle_polls = 0u32;
     while !shared.shutdown.load(Ordering::Acquire) {
         if last_flush.elapsed() >= METRICS_FLUSH {
+            worker.counters.unparks = inbound.sleeper.unparks();
             worker.flush(&shared.metrics);
             last_flush = Instant::now();
         }
         let mut work = 0;
-        for ring in &mut receive {
+        for ring in &mut inbound.receive {
             while work < BURST {
                 if ring
                     .pop_with(|datagram| worker.ingest(datagram.bytes(), datagram.rx_ns))
@@ -298,8 +339,10 @@ fn worker_loop(
                 }
                 work += 1;
             }
+            // What this ring's datagrams forwarded is published: wake its owners once.
+            worker.wake_forwarded();
         }
-        for ring in &mut forward_in {
+        for ring in &mut inbound.forward_in {
             for _ in 0..BURST {
                 if ring
                     .pop_with(|forwarded| worker.apply_forwarded(forwarded))
@@ -316,12 +359,17 @@ fn worker_loop(
             idle_polls += 1;
             std::thread::yield_now();
         } else {
-            // The sleep doubles while the silence lasts, up to IDLE_SLEEP_GROWTH × idle_sleep.
-            let doublings = (idle_polls - IDLE_SPINS).min(IDLE_SLEEP_GROWTH.ilog2());
-            idle_polls = idle_polls.saturating_add(1);
-            std::thread::sleep(idle_sleep * (1 << doublings));
+            match inbound.park(park_timeout) {
+                ParkOutcome::Skipped => {}
+                ParkOutcome::Woken => worker.counters.parks += 1,
+                ParkOutcome::TimedOut => {
+                    worker.counters.parks += 1;
+                    worker.counters.park_timeouts += 1;
+                }
+            }
         }
     }
+    worker.counters.unparks = inbound.sleeper.unparks();
     worker.flush(&shared.metrics);
     info!(
         worker = worker.index,
@@ -338,6 +386,9 @@ pub struct Worker<'a> {
     sets: SetStage,
     slots: SlotStage,
     forward_out: Vec<Option<Producer<Forwarded>>>,
+    forward_wakers: Vec<Waker>,
+    /// Bit `w`: something was forwarded to worker `w` since the last `wake_forwarded`.
+    forwarded_to: u64,
     counters: WorkerCounters,
     shared: &'a Shared,
 }
@@ -348,6 +399,7 @@ impl<'a> Worker<'a> {
         workers: usize,
         shared: &'a Shared,
         forward_out: Vec<Option<Producer<Forwarded>>>,
+        forward_wakers: Vec<Waker>,
     ) -> Self {
         let config = shared.decoder_config;
         Self {
@@ -356,6 +408,8 @@ impl<'a> Worker<'a> {
             sets: SetStage::new(config, shared.leaders.clone()),
             slots: SlotStage::new(SlotStageConfig::from(&config)),
             forward_out,
+            forward_wakers,
+            forwarded_to: 0,
             counters: WorkerCounters::default(),
             shared,
         }
@@ -367,12 +421,15 @@ impl<'a> Worker<'a> {
         self.counters.bytes += datagram.len() as u64;
         let (own, workers, shared) = (self.index, self.workers, self.shared);
         let (slots, forward_out) = (&mut self.slots, &mut self.forward_out);
+        let forwarded_to = &mut self.forwarded_to;
         let notifications = &mut self.counters.slot_notifications;
         let outcome = self.sets.ingest(datagram, rx_ns, &mut |event| {
             if let SetEvent::HighestSlot(slot) = event {
                 *notifications += notify_slot(shared, slot);
             }
-            route(&event, own, workers, slots, forward_out);
+            if let Some(owner) = route(&event, own, workers, slots, forward_out) {
+                *forwarded_to |= worker_bit(owner);
+            }
         });
         match outcome {
             ShredOutcome::Stored { .. } => self.counters.stored += 1,
@@ -382,6 +439,13 @@ impl<'a> Worker<'a> {
             }
         }
         self.publish_batches();
+    }
+
+    /// Wakes the workers this one forwarded to since the last call (one check each, an unpark
+    /// only for a parked one).
+    fn wake_forwarded(&mut self) {
+        let touched = std::mem::take(&mut self.forwarded_to);
+        wake_touched(touched, &self.forward_wakers);
     }
 
     /// Applies a data shred (or eviction) another worker forwarded for a slot this one owns.
@@ -459,13 +523,14 @@ fn notify_slot(shared: &Shared, slot: u64) -> u64 {
 
 /// Sends a set-stage event to the slot stage of the slot's owner: applied at once when that is
 /// this worker, copied into the forwarding ring otherwise (full ring: dropped, counted there).
+/// Returns the owner when the event was pushed into its ring.
 fn route(
     event: &SetEvent<'_>,
     own: usize,
     workers: usize,
     slots: &mut SlotStage,
     forward_out: &mut [Option<Producer<Forwarded>>],
-) {
+) -> Option<usize> {
     let owner = match event {
         SetEvent::DataShredReady(shred) => slot_shard(shred.slot, workers),
         SetEvent::SetEvicted(key) => slot_shard(key.slot, workers),
@@ -475,9 +540,12 @@ fn route(
     };
     if owner == own {
         slots.apply(event);
-    } else if let Some(Some(producer)) = forward_out.get_mut(owner) {
-        producer.push_with(|slot| slot.fill(event));
+    } else if let Some(Some(producer)) = forward_out.get_mut(owner)
+        && producer.push_with(|slot| slot.fill(event))
+    {
+        return Some(owner);
     }
+    None
 }
 
 fn unix_nanos() -> u64 {
@@ -493,5 +561,147 @@ fn stamp(update: &mut SubscribeUpdate, timing: stream::ServerTiming) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::atomic::AtomicU64;
+    use std::sync::mpsc;
+
+    use super::*;
+    use crate::receive::RxBatch;
+    use crate::receive::thread::dispatch_and_wake;
+
+    /// A shred header naming `slot` and `fec_set_index` at their wire offsets, tagged with `n`.
+    fn shred(n: u64) -> Vec<u8> {
+        let mut payload = vec![0u8; 96];
+        payload[65..73].copy_from_slice(&7u64.to_le_bytes());
+        payload[79..83].copy_from_slice(&0u32.to_le_bytes());
+        payload[88..96].copy_from_slice(&n.to_le_bytes());
+        payload
+    }
+
+    /// Single datagrams with pauses of varying length between them, through the receive
+    /// thread's dispatch and the worker's park: every datagram must be taken although the
+    /// worker's safety-net timeout is an hour, so a single lost wakeup hangs the worker and the
+    /// watchdog fails the test.
+    #[test]
+    fn no_wakeup_is_lost_across_thousands_of_park_cycles() {
+        const CYCLES: u64 = 20_000;
+        let options = PoolOptions {
+            workers: 1,
+            ring_slots: 64,
+            forward_slots: 64,
+            park_timeout: Duration::from_secs(3_600),
+            cores: Vec::new(),
+        };
+        let (mut sources, mut workers, _stats) = build_rings(1, &options);
+        let mut source = sources.pop().unwrap();
+        let rings = workers.pop().unwrap();
+        let taken = Arc::new(AtomicU64::new(0));
+        let (done_tx, done_rx) = mpsc::channel();
+        let worker_taken = Arc::clone(&taken);
+        std::thread::spawn(move || {
+            let mut inbound = Inbound {
+                receive: rings.receive,
+                forward_in: rings.forward_in,
+                sleeper: rings.sleeper,
+            };
+            let (mut woken, mut timed_out) = (0u64, 0u64);
+            let mut expected = 0u64;
+            while expected < CYCLES {
+                let read = inbound.receive[0].pop_with(|datagram| {
+                    u64::from_le_bytes(datagram.bytes()[88..96].try_into().unwrap())
+                });
+                match read {
+                    Some(n) => {
+                        assert_eq!(n, expected, "in order, none lost");
+                        expected += 1;
+                        worker_taken.store(expected, Ordering::Release);
+                    }
+                    None => {
+                        // Like the worker loop's idle polls, a varying gap between the last
+                        // empty poll and the park: a push landing in it must be caught by the
+                        // park's re-check (without it, this test hangs).
+                        let gap = expected.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 57;
+                        (0..gap).for_each(|_| std::hint::spin_loop());
+                        match inbound.park(options.park_timeout) {
+                            ParkOutcome::Woken => woken += 1,
+                            ParkOutcome::TimedOut => timed_out += 1,
+                            ParkOutcome::Skipped => {}
+                        }
+                    }
+                }
+            }
+            done_tx
+                .send((woken, timed_out, inbound.sleeper.unparks()))
+                .unwrap();
+        });
+        let mut batch = RxBatch::new(4);
+        for n in 0..CYCLES {
+            batch.clear();
+            assert!(batch.push(&shred(n), n));
+            dispatch_and_wake(&batch, &mut source);
+            // The next single datagram only after this one was taken (the worker then goes
+            // idle), watched by spinning so the next push can land within nanoseconds of the
+            // worker's last empty poll, before its announcement.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let mut polls = 0u64;
+            while taken.load(Ordering::Acquire) <= n {
+                polls += 1;
+                if polls.is_multiple_of(1_024) {
+                    assert!(Instant::now() < deadline, "datagram {n} never taken");
+                    std::thread::yield_now();
+                }
+                std::hint::spin_loop();
+            }
+            // Then a pause from none to tens of microseconds, so the push lands before, during
+            // and after the worker's announcement and park.
+            let mixed = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58;
+            match n % 8 {
+                0..=4 => (0..mixed).for_each(|_| std::hint::spin_loop()),
+                5 => (0..mixed * 20).for_each(|_| std::hint::spin_loop()),
+                6 => std::thread::yield_now(),
+                _ => std::thread::sleep(Duration::from_micros(mixed)),
+            }
+        }
+        let (woken, _timed_out, unparks) = done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the worker hung: a wakeup was lost");
+        // The park path was exercised (a test that never parked could not fail).
+        assert!(woken > 0, "the worker never parked and woke");
+        eprintln!("{CYCLES} datagrams: woken {woken}, timed out {_timed_out}, unparks {unparks}");
+        assert!(unparks >= woken, "every wake came from a producer's unpark");
+        assert!(unparks <= CYCLES, "at most one unpark per batch");
+    }
+
+    /// A worker that does not park costs its producers no unpark, however many batches.
+    #[test]
+    fn a_busy_worker_gets_no_unpark() {
+        let options = PoolOptions {
+            workers: 2,
+            ring_slots: 64,
+            forward_slots: 64,
+            park_timeout: Duration::from_secs(3_600),
+            cores: Vec::new(),
+        };
+        let (mut sources, mut workers, _stats) = build_rings(1, &options);
+        let mut source = sources.pop().unwrap();
+        let mut rings = workers.remove(0);
+        let mut batch = RxBatch::new(4);
+        for n in 0..1_000 {
+            batch.clear();
+            assert!(batch.push(&shred(n), n));
+            dispatch_and_wake(&batch, &mut source);
+            while rings
+                .receive
+                .iter_mut()
+                .any(|ring| ring.pop_with(|_| ()).is_some())
+            {}
+        }
+        assert_eq!(rings.sleeper.unparks(), 0);
     }
 }

@@ -208,6 +208,15 @@ async fn two_workers_decode_like_appliance_decode() {
         assert!(metric(&text, &datagrams).unwrap() > 0, "{text}");
         let forwarded = format!("appliance_worker_forwarded_total{{worker=\"{worker}\"}}");
         assert!(metric(&text, &forwarded).unwrap() > 0, "{text}");
+        // Datagrams 200 µs apart after a quiet start: each worker parked and was unparked by
+        // the receive thread or the other worker.
+        for family in [
+            "appliance_worker_parks_total",
+            "appliance_worker_unparks_total",
+        ] {
+            let series = format!("{family}{{worker=\"{worker}\"}}");
+            assert!(metric(&text, &series).unwrap() > 0, "{series}: {text}");
+        }
         for reason in ["ring_full", "forward_full"] {
             let drops =
                 format!("appliance_ring_drops_total{{worker=\"{worker}\",reason=\"{reason}\"}}");

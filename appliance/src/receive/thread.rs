@@ -6,7 +6,9 @@
 //! 0, whose parser counts it as malformed. Each (source, worker) pair has its own bounded
 //! single-producer ring ([`crate::ring`]) of preallocated datagram slots, so nothing allocates per
 //! packet. A full ring drops the datagram and counts it (`appliance_ring_drops_total{worker,
-//! reason="ring_full"}`): the receive thread never waits for a worker.
+//! reason="ring_full"}`): the receive thread never waits for a worker. After each batch it wakes
+//! the workers it pushed to (`crate::wake`): one check per worker, an unpark only for a parked
+//! one, so at most one unpark per worker per batch.
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
@@ -21,6 +23,7 @@ use tracing::{info, warn};
 use super::batch::SLOT_BYTES;
 use super::{RxBatch, ShredSource, SourceMetrics};
 use crate::ring::Producer;
+use crate::wake::{Waker, wake_touched, worker_bit};
 
 /// Housekeeping period: drop counters are read from the kernel this often.
 const HOUSEKEEPING: Duration = Duration::from_millis(100);
@@ -69,8 +72,12 @@ impl Datagram {
     }
 }
 
-/// The rings of one source, one per worker, indexed by worker.
-pub type SourceRings = Vec<Producer<Datagram>>;
+/// The rings of one source, one per worker, and the workers' wakers, both indexed by worker.
+pub struct SourceRings {
+    pub rings: Vec<Producer<Datagram>>,
+    /// Empty: nobody to wake (the consumers poll).
+    pub wakers: Vec<Waker>,
+}
 
 /// Starts one receive thread per source (`rings[i]` are source `i`'s rings); returns the join
 /// handles.
@@ -102,13 +109,25 @@ pub fn worker_of(datagram: &[u8], workers: usize) -> usize {
 }
 
 /// Copies every datagram of `batch` into its worker's ring; full rings drop (counted there).
-pub fn dispatch(batch: &RxBatch, rings: &mut [Producer<Datagram>]) {
+/// Returns the workers that got at least one datagram (bits of [`worker_bit`]).
+pub fn dispatch(batch: &RxBatch, rings: &mut [Producer<Datagram>]) -> u64 {
     let workers = rings.len();
+    let mut touched = 0u64;
     for (datagram, rx_ns) in batch.iter() {
-        if let Some(ring) = rings.get_mut(worker_of(datagram, workers)) {
-            ring.push_with(|slot| slot.fill(datagram, rx_ns));
+        let worker = worker_of(datagram, workers);
+        if let Some(ring) = rings.get_mut(worker)
+            && ring.push_with(|slot| slot.fill(datagram, rx_ns))
+        {
+            touched |= worker_bit(worker);
         }
     }
+    touched
+}
+
+/// [`dispatch`], then wakes the workers that got datagrams (an unpark only for a parked one).
+pub fn dispatch_and_wake(batch: &RxBatch, rings: &mut SourceRings) {
+    let touched = dispatch(batch, &mut rings.rings);
+    wake_touched(touched, &rings.wakers);
 }
 
 /// One source's loop: fill the batch, dispatch it; read kernel drops on the tick.
@@ -143,7 +162,7 @@ fn receive_loop(
             continue;
         }
         metrics.record_batch(batch.len(), batch.bytes());
-        dispatch(&batch, &mut rings);
+        dispatch_and_wake(&batch, &mut rings);
         batch.clear();
     }
     metrics.store_drops(&source.drops());
@@ -193,7 +212,11 @@ mod tests {
         // Room for every datagram: none may be dropped.
         let (producer, mut consumer) = ring::<Datagram>(1024);
         let pool = PoolConfig { batch_capacity: 7 };
-        let handles = spawn(vec![spec], pool, vec![vec![producer]], &shutdown).unwrap();
+        let rings = SourceRings {
+            rings: vec![producer],
+            wakers: Vec::new(),
+        };
+        let handles = spawn(vec![spec], pool, vec![rings], &shutdown).unwrap();
         let mut seen = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(10);
         while seen.len() < 1000 && Instant::now() < deadline {
@@ -234,7 +257,8 @@ mod tests {
         }
         assert!(batch.push(b"short", 99), "unpeekable");
         expected[0] += 1;
-        dispatch(&batch, &mut rings);
+        let touched = dispatch(&batch, &mut rings);
+        assert_eq!(touched, 0b11, "both workers got datagrams");
         assert!(
             expected.iter().all(|&n| n > 2),
             "both workers get sets: {expected:?}"
