@@ -14,7 +14,7 @@
 //! ```
 //! Every missing shard is one dot product over the 32 shards it is recovered from, with
 //! coefficients `A` (parity) and `A·P[J][K]` (data) computed on 32-byte rows. The slice work is
-//! `gf256::dot_products`: each input column is loaded once per four outputs and the products are
+//! `gf256::dot_products`: each input column is loaded once per eight outputs and the products are
 //! summed in registers, `32·r` multiply-adds in all (the minimum: each of the `r` outputs depends
 //! on 32 inputs), instead of one load-multiply-store pass per pair. Every square submatrix of `P`
 //! is invertible because the code is MDS, so any `r` present parity shards work. Recovery does not

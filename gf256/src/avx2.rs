@@ -56,7 +56,7 @@ mod x86 {
     use crate::{AugmentedRows, MAX_TERMS, VECTOR_BYTES};
 
     /// Outputs accumulated in registers per pass over the inputs.
-    const GROUP: usize = 4;
+    const GROUP: usize = 8;
 
     /// The two lookup tables of one coefficient, broadcast to both 128-bit lanes.
     #[derive(Clone, Copy)]
@@ -174,6 +174,10 @@ mod x86 {
         for group in outputs.chunks_mut(GROUP) {
             let rows = &coefficients[first_output * terms..(first_output + group.len()) * terms];
             match group.len() {
+                8 => group_products::<8>(rows, inputs, group, len),
+                7 => group_products::<7>(rows, inputs, group, len),
+                6 => group_products::<6>(rows, inputs, group, len),
+                5 => group_products::<5>(rows, inputs, group, len),
                 4 => group_products::<4>(rows, inputs, group, len),
                 3 => group_products::<3>(rows, inputs, group, len),
                 2 => group_products::<2>(rows, inputs, group, len),
@@ -196,7 +200,7 @@ mod x86 {
     ) {
         let terms = inputs.len();
         // The lookup tables of every (output, input) coefficient, built once per group: at most
-        // 4 × 32 × 64 bytes, reused for every column.
+        // 8 × 32 × 64 bytes (16 KB, L1-resident), reused for every column.
         let mut tables_by_term = [[Tables {
             low: _mm256_setzero_si256(),
             high: _mm256_setzero_si256(),

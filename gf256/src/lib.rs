@@ -5,7 +5,7 @@
 //! - [`mul_add`]: `output ^= c · input`, one coefficient over a slice;
 //! - [`dot_products`]: `outputs[j] = Σᵢ coefficients[j][i] · inputs[i]`, every missing shard of a
 //!   set from all the shards it is recovered from in one pass. Each 32-byte column of an input is
-//!   loaded once per group of four outputs and accumulated in registers, instead of one
+//!   loaded once per group of eight outputs and accumulated in registers, instead of one
 //!   load-multiply-store pass over the output per (input, output) pair.
 //!
 //! - [`invert`]: Gauss-Jordan inversion of a square matrix of at most 32 × 32 (the decoding
