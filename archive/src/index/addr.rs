@@ -126,6 +126,19 @@ impl AddressIndexBuilder {
 
     /// Writes the files named by `out` (`txs`, `sig_to_ordinal`, `postings`, `directory`).
     pub fn finish(self, out: &AddressIndexPaths, meta: &IndexMeta) -> Result<(), BuildError> {
+        let dir = self.dir.clone();
+        let (txs, sig_to_ordinal, postings) = self.into_parts()?;
+        txs.finish(&out.txs, meta)?;
+        sig_to_ordinal.finish(&out.sig_to_ordinal, &with_kind(meta, "asig-sig-to-ordinal"))?;
+        postings.finish(&out.postings, &out.directory, meta)?;
+        fs::remove_dir_all(&dir).ok();
+        Ok(())
+    }
+
+    /// Splits the sealing into its three independent parts (the txs file, sig-to-ordinal, the
+    /// postings with their directory), so that they can be sealed on different threads; the
+    /// outputs are the same bytes as [`AddressIndexBuilder::finish`]'s.
+    pub fn into_parts(self) -> Result<(TxsSeal, CompactBuilder, PostingsSeal), BuildError> {
         let AddressIndexBuilder {
             dir,
             rows,
@@ -140,33 +153,75 @@ impl AddressIndexBuilder {
         extras
             .into_inner()
             .map_err(|e| BuildError::Io(e.into_error()))?;
-        // txs: header, rows, extras.
-        let tmp = out.txs.with_extension("index.tmp");
+        let mut parts = Vec::with_capacity(postings.len());
+        for (p, part) in postings.into_iter().enumerate() {
+            part.into_inner()
+                .map_err(|e| BuildError::Io(e.into_error()))?;
+            parts.push(dir.join(format!("post-{p:05}")));
+        }
+        Ok((
+            TxsSeal {
+                dir: dir.clone(),
+                count,
+            },
+            sig_to_ordinal,
+            PostingsSeal { dir, parts },
+        ))
+    }
+}
+
+/// The `asig-txs` part of a sealing: header, rows, extras.
+pub struct TxsSeal {
+    dir: PathBuf,
+    count: u32,
+}
+
+impl TxsSeal {
+    /// Writes `asig-txs` to `out` (via a temporary name).
+    pub fn finish(self, out: &Path, meta: &IndexMeta) -> Result<(), BuildError> {
+        let tmp = out.with_extension("index.tmp");
         {
             let mut file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
             let mut header = Vec::new();
             header.extend_from_slice(TXS_MAGIC);
             header.extend_from_slice(&(meta.encoded_len() as u32).to_le_bytes());
             meta.encode(&mut header)?;
-            header.extend_from_slice(&u64::from(count).to_le_bytes());
+            header.extend_from_slice(&u64::from(self.count).to_le_bytes());
             file.write_all(&header)?;
-            io::copy(&mut File::open(dir.join("rows"))?, &mut file)?;
-            io::copy(&mut File::open(dir.join("extras"))?, &mut file)?;
+            io::copy(&mut File::open(self.dir.join("rows"))?, &mut file)?;
+            io::copy(&mut File::open(self.dir.join("extras"))?, &mut file)?;
             file.into_inner()
                 .map_err(|e| BuildError::Io(e.into_error()))?
                 .sync_all()?;
         }
-        fs::rename(&tmp, &out.txs)?;
-        sig_to_ordinal.finish(&out.sig_to_ordinal, &with_kind(meta, "asig-sig-to-ordinal"))?;
-        // Postings, partition by partition, and the directory over them.
-        let partitions = postings.len() as u32;
+        fs::rename(&tmp, out)?;
+        Ok(())
+    }
+}
+
+/// The postings part of a sealing: `asig-postings` and its directory.
+pub struct PostingsSeal {
+    dir: PathBuf,
+    parts: Vec<PathBuf>,
+}
+
+impl PostingsSeal {
+    /// Writes `asig-postings` to `postings_out` and `asig-address-to-postings` to
+    /// `directory_out`, partition by partition.
+    pub fn finish(
+        self,
+        postings_out: &Path,
+        directory_out: &Path,
+        meta: &IndexMeta,
+    ) -> Result<(), BuildError> {
+        let partitions = self.parts.len() as u32;
         let mut directory = CompactBuilder::new(
-            &dir.join("dir"),
+            &self.dir.join("dir"),
             32,
             DIR_VALUE_LEN,
             CompactOptions { partitions },
         )?;
-        let tmp = out.postings.with_extension("index.tmp");
+        let tmp = postings_out.with_extension("index.tmp");
         let mut file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         let mut header = Vec::new();
         header.extend_from_slice(POSTINGS_MAGIC);
@@ -174,35 +229,42 @@ impl AddressIndexBuilder {
         meta.encode(&mut header)?;
         file.write_all(&header)?;
         let mut pos = header.len() as u64;
-        for (p, part) in postings.into_iter().enumerate() {
-            part.into_inner()
-                .map_err(|e| BuildError::Io(e.into_error()))?;
-            let path = dir.join(format!("post-{p:05}"));
+        for path in &self.parts {
             let mut raw = Vec::new();
-            BufReader::new(File::open(&path)?).read_to_end(&mut raw)?;
-            fs::remove_file(&path)?;
-            let mut pairs: Vec<([u8; 32], u32)> = raw
+            BufReader::new(File::open(path)?).read_to_end(&mut raw)?;
+            fs::remove_file(path)?;
+            // Sorted as integers (address as four big-endian words, the ordinal inverted so that
+            // ascending order puts the newest first): no byte-wise comparisons.
+            let mut pairs: Vec<([u64; 4], u32)> = raw
                 .chunks_exact(36)
                 .map(|r| {
-                    let mut a = [0u8; 32];
-                    a.copy_from_slice(&r[..32]);
-                    (a, u32::from_le_bytes([r[32], r[33], r[34], r[35]]))
+                    let mut words = [0u64; 4];
+                    for (w, chunk) in words.iter_mut().zip(r[..32].chunks_exact(8)) {
+                        let mut b = [0u8; 8];
+                        b.copy_from_slice(chunk);
+                        *w = u64::from_be_bytes(b);
+                    }
+                    (words, !u32::from_le_bytes([r[32], r[33], r[34], r[35]]))
                 })
                 .collect();
             drop(raw);
-            pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            pairs.sort_unstable();
             let mut i = 0;
             while i < pairs.len() {
-                let address = pairs[i].0;
+                let words = pairs[i].0;
+                let mut address = [0u8; 32];
+                for (chunk, w) in address.chunks_exact_mut(8).zip(words) {
+                    chunk.copy_from_slice(&w.to_be_bytes());
+                }
                 let mut j = i;
-                while j < pairs.len() && pairs[j].0 == address {
+                while j < pairs.len() && pairs[j].0 == words {
                     j += 1;
                 }
                 let n = (j - i) as u32;
                 file.write_all(&address)?;
                 file.write_all(&n.to_le_bytes())?;
-                for (_, ordinal) in &pairs[i..j] {
-                    file.write_all(&ordinal.to_le_bytes())?;
+                for (_, inverted) in &pairs[i..j] {
+                    file.write_all(&(!inverted).to_le_bytes())?;
                 }
                 let mut value = [0u8; DIR_VALUE_LEN];
                 value[..6].copy_from_slice(&pos.to_le_bytes()[..6]);
@@ -215,11 +277,15 @@ impl AddressIndexBuilder {
         file.into_inner()
             .map_err(|e| BuildError::Io(e.into_error()))?
             .sync_all()?;
-        fs::rename(&tmp, &out.postings)?;
-        directory.finish(&out.directory, &with_kind(meta, "asig-address-to-postings"))?;
-        fs::remove_dir_all(&dir).ok();
+        fs::rename(&tmp, postings_out)?;
+        directory.finish(directory_out, &with_kind(meta, "asig-address-to-postings"))?;
         Ok(())
     }
+}
+
+/// `meta` with its `kind` replaced by `kind` (first pair).
+pub fn with_kind_of(meta: &IndexMeta, kind: &str) -> IndexMeta {
+    with_kind(meta, kind)
 }
 
 fn with_kind(meta: &IndexMeta, kind: &str) -> IndexMeta {
