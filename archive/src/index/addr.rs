@@ -14,7 +14,7 @@
 //! row.
 
 use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh64::xxh64;
@@ -230,48 +230,25 @@ impl PostingsSeal {
         file.write_all(&header)?;
         let mut pos = header.len() as u64;
         for path in &self.parts {
-            let mut raw = Vec::new();
-            BufReader::new(File::open(path)?).read_to_end(&mut raw)?;
+            let raw = fs::read(path)?;
             fs::remove_file(path)?;
-            // Sorted as integers (address as four big-endian words, the ordinal inverted so that
-            // ascending order puts the newest first): no byte-wise comparisons.
-            let mut pairs: Vec<([u64; 4], u32)> = raw
-                .chunks_exact(36)
-                .map(|r| {
-                    let mut words = [0u64; 4];
-                    for (w, chunk) in words.iter_mut().zip(r[..32].chunks_exact(8)) {
-                        let mut b = [0u8; 8];
-                        b.copy_from_slice(chunk);
-                        *w = u64::from_be_bytes(b);
-                    }
-                    (words, !u32::from_le_bytes([r[32], r[33], r[34], r[35]]))
-                })
-                .collect();
+            // Grouped without a comparison sort: each distinct address gets an id in a hash map,
+            // the ids are ranked by address, and the ordinals are placed by counting (the spill
+            // file holds them in increasing order, so each group is written back to front).
+            let groups = group_postings(&raw);
             drop(raw);
-            pairs.sort_unstable();
-            let mut i = 0;
-            while i < pairs.len() {
-                let words = pairs[i].0;
-                let mut address = [0u8; 32];
-                for (chunk, w) in address.chunks_exact_mut(8).zip(words) {
-                    chunk.copy_from_slice(&w.to_be_bytes());
-                }
-                let mut j = i;
-                while j < pairs.len() && pairs[j].0 == words {
-                    j += 1;
-                }
-                let n = (j - i) as u32;
-                file.write_all(&address)?;
+            for (address, ordinals) in groups.iter() {
+                let n = ordinals.len() as u32;
+                file.write_all(address)?;
                 file.write_all(&n.to_le_bytes())?;
-                for (_, inverted) in &pairs[i..j] {
-                    file.write_all(&(!inverted).to_le_bytes())?;
+                for ordinal in ordinals.iter().rev() {
+                    file.write_all(&ordinal.to_le_bytes())?;
                 }
                 let mut value = [0u8; DIR_VALUE_LEN];
                 value[..6].copy_from_slice(&pos.to_le_bytes()[..6]);
                 value[6..].copy_from_slice(&n.to_le_bytes());
-                directory.add(&address, &value)?;
+                directory.add(address, &value)?;
                 pos += 36 + 4 * u64::from(n);
-                i = j;
             }
         }
         file.into_inner()
@@ -280,6 +257,71 @@ impl PostingsSeal {
         fs::rename(&tmp, postings_out)?;
         directory.finish(directory_out, &with_kind(meta, "asig-address-to-postings"))?;
         Ok(())
+    }
+}
+
+/// One spill partition's postings grouped by address: addresses in byte order, each with its
+/// ordinals in spill (increasing) order.
+struct PostingGroups {
+    /// Distinct addresses, sorted.
+    addresses: Vec<[u8; 32]>,
+    /// Start of each address's ordinals in `ordinals` (one more entry than addresses).
+    starts: Vec<usize>,
+    ordinals: Vec<u32>,
+}
+
+impl PostingGroups {
+    fn iter(&self) -> impl Iterator<Item = (&[u8; 32], &[u32])> {
+        self.addresses
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a, &self.ordinals[self.starts[i]..self.starts[i + 1]]))
+    }
+}
+
+/// Groups `address[32] | ordinal u32` records (in increasing ordinal order) by address.
+fn group_postings(raw: &[u8]) -> PostingGroups {
+    let mut ids: std::collections::HashMap<[u8; 32], u32> = std::collections::HashMap::new();
+    let mut distinct: Vec<[u8; 32]> = Vec::new();
+    let mut id_of: Vec<u32> = Vec::with_capacity(raw.len() / 36);
+    for record in raw.chunks_exact(36) {
+        let mut address = [0u8; 32];
+        address.copy_from_slice(&record[..32]);
+        let next = distinct.len() as u32;
+        let id = *ids.entry(address).or_insert_with(|| {
+            distinct.push(address);
+            next
+        });
+        id_of.push(id);
+    }
+    drop(ids);
+    let mut by_address: Vec<u32> = (0..distinct.len() as u32).collect();
+    by_address.sort_unstable_by(|&a, &b| distinct[a as usize].cmp(&distinct[b as usize]));
+    let mut counts = vec![0usize; distinct.len()];
+    for &id in &id_of {
+        counts[id as usize] += 1;
+    }
+    // Start of each id's group, in address order.
+    let mut next_slot = vec![0usize; distinct.len()];
+    let mut starts = Vec::with_capacity(distinct.len() + 1);
+    let mut at = 0;
+    for &id in &by_address {
+        starts.push(at);
+        next_slot[id as usize] = at;
+        at += counts[id as usize];
+    }
+    starts.push(at);
+    let mut ordinals = vec![0u32; id_of.len()];
+    for (record, &id) in raw.chunks_exact(36).zip(&id_of) {
+        let slot = &mut next_slot[id as usize];
+        ordinals[*slot] = u32::from_le_bytes([record[32], record[33], record[34], record[35]]);
+        *slot += 1;
+    }
+    let addresses = by_address.iter().map(|&id| distinct[id as usize]).collect();
+    PostingGroups {
+        addresses,
+        starts,
+        ordinals,
     }
 }
 

@@ -7,7 +7,7 @@
 //! readers to use) and are patched at the end.
 
 use std::fs::{self, File};
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh64::xxh64;
@@ -435,8 +435,7 @@ impl CompactBuilder {
         }
         let mut keys: Vec<u8> = Vec::new();
         for (p, path) in part_paths.iter().enumerate() {
-            let mut records = Vec::new();
-            BufReader::new(File::open(path)?).read_to_end(&mut records)?;
+            let mut records = fs::read(path)?;
             fs::remove_file(path)?;
             for record in aside[p].drain(..) {
                 records.extend_from_slice(&record);
@@ -446,16 +445,11 @@ impl CompactBuilder {
                     "torn spill file".into(),
                 )));
             }
-            let n = records.len() / stride;
-            // (bucket, XXH64 of the key, insertion sequence): integer sort; equal keys share a
-            // hash, so duplicates (keep the last insertion) are found within equal-hash runs.
-            let mut order: Vec<(u32, u64, u32)> = (0..n)
-                .map(|i| {
-                    let h = xxh64(&records[i * stride..i * stride + key_len], 0);
-                    (bucket_of_hash(h, num_buckets), h, i as u32)
-                })
-                .collect();
-            order.sort_unstable();
+            // (bucket, XXH64 of the key, insertion sequence), ordered by bucket with a counting
+            // sort (stable: sequences stay increasing), then each bucket by (hash, sequence) while
+            // it is in cache; equal keys share a hash, so duplicates (keep the last insertion)
+            // are found within equal-hash runs.
+            let order = order_by_bucket(&records, stride, key_len, num_buckets);
             let mut start = 0;
             while start < order.len() {
                 let bucket = order[start].0;
@@ -511,6 +505,40 @@ impl CompactBuilder {
         fs::remove_dir_all(&dir).ok();
         Ok(())
     }
+}
+
+/// `(bucket, XXH64, sequence)` of every record, sorted.
+fn order_by_bucket(
+    records: &[u8],
+    stride: usize,
+    key_len: usize,
+    num_buckets: u32,
+) -> Vec<(u32, u64, u32)> {
+    let n = records.len() / stride;
+    let hashed: Vec<(u32, u64)> = (0..n)
+        .map(|i| {
+            let h = xxh64(&records[i * stride..i * stride + key_len], 0);
+            (bucket_of_hash(h, num_buckets), h)
+        })
+        .collect();
+    let mut starts = vec![0usize; num_buckets as usize + 1];
+    for &(bucket, _) in &hashed {
+        starts[bucket as usize + 1] += 1;
+    }
+    for b in 0..num_buckets as usize {
+        starts[b + 1] += starts[b];
+    }
+    let mut next = starts.clone();
+    let mut order = vec![(0u32, 0u64, 0u32); n];
+    for (i, &(bucket, h)) in hashed.iter().enumerate() {
+        let slot = &mut next[bucket as usize];
+        order[*slot] = (bucket, h, i as u32);
+        *slot += 1;
+    }
+    for b in 0..num_buckets as usize {
+        order[starts[b]..starts[b + 1]].sort_unstable();
+    }
+    order
 }
 
 fn key_at(records: &[u8], stride: usize, key_len: usize, i: u32) -> &[u8] {

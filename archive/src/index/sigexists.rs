@@ -4,7 +4,7 @@
 //! builder spills (prefix, hash) pairs to partitions of contiguous prefix ranges.
 
 use std::fs::{self, File};
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh64::xxh64;
@@ -206,8 +206,7 @@ impl SigExistsBuilder {
             Ok(())
         };
         for path in &paths {
-            let mut raw = Vec::new();
-            BufReader::new(File::open(path)?).read_to_end(&mut raw)?;
+            let raw = fs::read(path)?;
             fs::remove_file(path)?;
             let mut pairs: Vec<(u16, u64)> = raw
                 .chunks_exact(10)
