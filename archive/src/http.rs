@@ -1,12 +1,16 @@
 //! Remote files behind an HTTP base address (the public file host's layout, spec §5): one `HEAD`
 //! for the size (fallback: `GET` of byte 0 and its `Content-Range`), then every positioned read is
 //! a `GET` with `Range: bytes=a-b` over a shared keep-alive agent, retried up to 3 times with
-//! back-off from 100 ms; a short or non-206 answer is an error. http and https (rustls with the
+//! back-off from 100 ms; a short or non-206 answer is an error. Index buckets read through
+//! [`ReadAt::read_shared`] are kept in the process-wide bounded range cache. http and https (rustls with the
 //! ring provider, Mozilla's roots). Also the catalog's probes ([`HttpClient::exists`],
 //! [`HttpClient::get_text`]).
 
 use std::io::{self, Read};
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::rangecache::RangeCache;
 
 use crate::readat::ReadAt;
 use crate::store::ArchiveError;
@@ -139,6 +143,8 @@ impl HttpClient {
             agent: self.agent.clone(),
             url: url.to_string(),
             len,
+            id: crate::rangecache::next_file_id(),
+            cache: crate::rangecache::shared(),
         })
     }
 }
@@ -148,6 +154,9 @@ pub struct HttpFile {
     agent: ureq::Agent,
     url: String,
     len: u64,
+    /// Key of this file in the range cache.
+    id: u64,
+    cache: Arc<RangeCache>,
 }
 
 impl HttpFile {
@@ -209,5 +218,10 @@ impl ReadAt for HttpFile {
 
     fn prefers_bulk(&self) -> bool {
         true
+    }
+
+    fn read_shared(&self, offset: u64, len: usize) -> io::Result<Arc<[u8]>> {
+        self.cache
+            .get_or_load(self.id, offset, len, || self.read_vec(offset, len))
     }
 }

@@ -198,6 +198,23 @@ fn epoch_behind_http_matches_the_inputs_and_the_local_store() {
         ranges.load(Ordering::Relaxed) > 0,
         "reads went through range requests"
     );
+    // Warm index buckets come from the range cache: a repeated getTransaction costs one range
+    // request (the transaction's section); the first lookup of a signature in a cold bucket
+    // costs more.
+    let wire = &blocks.last().unwrap().entries[0].transactions[0].wire;
+    let sig: [u8; 64] = wire[1..65].try_into().unwrap();
+    let hits = archive::rangecache::shared().counts().hits;
+    let before = ranges.load(Ordering::Relaxed);
+    remote
+        .transaction(&sig)
+        .unwrap()
+        .expect("transaction over HTTP");
+    assert_eq!(
+        ranges.load(Ordering::Relaxed) - before,
+        1,
+        "only the section is fetched"
+    );
+    assert!(archive::rangecache::shared().counts().hits >= hits + 4);
     // A base without the epoch's files: a clear missing-file error.
     assert!(matches!(
         EpochArchive::open_http(&base, &[9]),

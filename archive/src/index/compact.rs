@@ -263,12 +263,13 @@ impl<R: ReadAt> CompactIndex<R> {
         let io = |e: std::io::Error| FormatError::Index(format!("read: {e}"));
         let bucket = bucket_of(key, self.header.num_buckets);
         let mut bh = [0u8; 16];
-        self.source
-            .read_exact_at(
-                &mut bh,
-                self.header.header_size + u64::from(bucket) * BUCKET_HEADER_LEN,
-            )
-            .map_err(io)?;
+        let header_at = self.header.header_size + u64::from(bucket) * BUCKET_HEADER_LEN;
+        if self.source.prefers_bulk() {
+            // Remote: bucket headers and buckets come from the bounded range cache.
+            bh.copy_from_slice(&self.source.read_shared(header_at, 16).map_err(io)?);
+        } else {
+            self.source.read_exact_at(&mut bh, header_at).map_err(io)?;
+        }
         let domain = u32::from_le_bytes([bh[0], bh[1], bh[2], bh[3]]);
         let n = u64::from(u32::from_le_bytes([bh[4], bh[5], bh[6], bh[7]]));
         if bh[8] != HASH_LEN as u8 && n > 0 {
@@ -283,7 +284,7 @@ impl<R: ReadAt> CompactIndex<R> {
         let bulk = if self.source.prefers_bulk() && n * stride <= 4 << 20 {
             Some(
                 self.source
-                    .read_vec(table, (n * stride) as usize)
+                    .read_shared(table, (n * stride) as usize)
                     .map_err(io)?,
             )
         } else {
