@@ -506,7 +506,7 @@ mod tests {
 
     #[test]
     fn bounds_are_checked_and_named() {
-        let cases: [(&str, &str); 14] = [
+        let cases: [(&str, &str); 15] = [
             ("[workers]\ncount = 0\n", "workers.count (--workers)"),
             ("[workers]\ncount = 65\n", "workers.count (--workers)"),
             ("[workers]\nforward_slots = 1\n", "workers.forward_slots"),
