@@ -17,6 +17,10 @@ use crate::store::ArchiveError;
 
 /// Attempts per request.
 const ATTEMPTS: u32 = 3;
+/// Idle keep-alive connections kept per host and in all: as many as requests run at once (RPC
+/// workers × their concurrency; ureq's default is 3 per host).
+const MAX_IDLE_PER_HOST: usize = 64;
+const MAX_IDLE_CONNECTIONS: usize = 256;
 /// Largest single range read (a slot range or a section is far smaller).
 const MAX_READ: u64 = 256 << 20;
 
@@ -78,6 +82,8 @@ impl HttpClient {
     pub fn new() -> Self {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(60)))
+            .max_idle_connections(MAX_IDLE_CONNECTIONS)
+            .max_idle_connections_per_host(MAX_IDLE_PER_HOST)
             .build();
         HttpClient {
             agent: config.into(),
@@ -177,6 +183,17 @@ impl HttpFile {
         }
         let mut body = response.into_body().into_reader();
         body.read_exact(buf)?;
+        // Read on to the end of the body: ureq returns the connection to its pool only when the
+        // body reader has seen the end (stopping after exactly `len` bytes closed the connection,
+        // so every range request connected anew, with a resolver thread).
+        let mut extra = [0u8; 1];
+        if body.read(&mut extra)? != 0 {
+            return Err(io::Error::other(format!(
+                "{}: range answer longer than {} bytes",
+                self.url,
+                buf.len()
+            )));
+        }
         Ok(())
     }
 }
