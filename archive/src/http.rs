@@ -1,6 +1,7 @@
 //! Remote files behind an HTTP base address (the public file host's layout, spec §5): one `HEAD`
 //! for the size (fallback: `GET` of byte 0 and its `Content-Range`), then every positioned read is
-//! a `GET` with `Range: bytes=a-b` over a shared keep-alive agent, retried up to 3 times with
+//! a `GET` with `Range: bytes=a-b` over a shared keep-alive agent (timeouts per phase: 10 s
+//! connect, 60 s send, response, body), retried up to 3 times with
 //! back-off from 100 ms; a short or non-206 answer is an error. Index buckets read through
 //! [`ReadAt::read_shared`] are kept in the process-wide bounded range cache. http and https (rustls with the
 //! ring provider, Mozilla's roots). Also the catalog's probes ([`HttpClient::exists`],
@@ -80,8 +81,17 @@ impl Default for HttpClient {
 
 impl HttpClient {
     pub fn new() -> Self {
+        // Timeouts per phase, none for name resolution: with any timeout covering resolution
+        // (a global one included) ureq resolves every request's host on a new thread, even for an
+        // IP literal and a pooled connection (one thread per range request). Without one the
+        // resolution is a plain `getaddrinfo` (instant for literals; the system resolver's own
+        // timeouts apply to names).
+        let phase = Some(Duration::from_secs(60));
         let config = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(60)))
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .timeout_send_request(phase)
+            .timeout_recv_response(phase)
+            .timeout_recv_body(phase)
             .max_idle_connections(MAX_IDLE_CONNECTIONS)
             .max_idle_connections_per_host(MAX_IDLE_PER_HOST)
             .build();
