@@ -1,5 +1,7 @@
 //! The index builder behind `appliance archive index`: one sequential pass over a CAR (whole
 //! epoch or piece) feeding every index that is still missing next to it, then sealing each one.
+//! The pass runs on two threads (CAR parsing and the compact/slot indexes; metadata decoding and
+//! the address index, fed per block over a bounded channel); sealing runs on two threads.
 //! Memory stays bounded: keys are spilled to partition files (count chosen from the CAR size),
 //! per-block state is dropped at each Block node, slot tables are fixed-size. Each index is written
 //! under a temporary name and renamed when complete, so an interrupted build redoes only the
@@ -16,7 +18,7 @@ use crate::car::{CarStream, CarStreamError};
 use crate::cid::{Cid, NODE_CID_LEN};
 use crate::error::FormatError;
 use crate::frame;
-use crate::index::addr::{AddressIndexBuilder, TxRecord, with_kind_of};
+use crate::index::addr::{AddressIndexBuilder, TxRecord, with_kind};
 use crate::index::compact::{BuildError, CompactBuilder, CompactOptions};
 use crate::index::meta::IndexMeta;
 use crate::index::sigexists::SigExistsBuilder;
@@ -504,7 +506,7 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
         let (txs, sig_to_ordinal, postings) = b.into_parts().map_err(builder_err)?;
         let meta = meta_with(Some("asig-txs"));
         let out = &paths.address;
-        let (m1, m2) = (meta.clone(), with_kind_of(&meta, "asig-sig-to-ordinal"));
+        let (m1, m2) = (meta.clone(), with_kind(&meta, "asig-sig-to-ordinal"));
         jobs.push(Box::new(move || {
             postings
                 .finish(&out.postings, &out.directory, &m1)

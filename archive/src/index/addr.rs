@@ -326,11 +326,7 @@ fn group_postings(raw: &[u8]) -> PostingGroups {
 }
 
 /// `meta` with its `kind` replaced by `kind` (first pair).
-pub fn with_kind_of(meta: &IndexMeta, kind: &str) -> IndexMeta {
-    with_kind(meta, kind)
-}
-
-fn with_kind(meta: &IndexMeta, kind: &str) -> IndexMeta {
+pub fn with_kind(meta: &IndexMeta, kind: &str) -> IndexMeta {
     let mut meta = meta.clone();
     meta.pairs.retain(|(k, _)| k != b"kind");
     meta.pairs
