@@ -239,6 +239,8 @@ pub struct Archive {
     pub upstream_ca: Option<PathBuf>,
     /// Pause between catalog checks of the sources (new epochs, replaced ones), e.g. "24h".
     pub catalog_interval: String,
+    /// Bound of the cache of index buckets fetched from http(s) sources, in MiB (0 = no cache).
+    pub http_cache_mb: usize,
 }
 
 impl Default for Archive {
@@ -248,6 +250,7 @@ impl Default for Archive {
             upstream: None,
             upstream_ca: None,
             catalog_interval: "24h".into(),
+            http_cache_mb: (archive::rangecache::DEFAULT_BYTES >> 20) as usize,
         }
     }
 }
@@ -398,6 +401,12 @@ impl Config {
             1 << 20,
         )?;
         self.archive.catalog_interval()?;
+        within(
+            "archive.http_cache_mb",
+            self.archive.http_cache_mb,
+            0,
+            1 << 20,
+        )?;
         if let Some(count) = self.workers.count {
             within("workers.count (--workers)", count, 1, 64)?;
         }
@@ -498,7 +507,7 @@ mod tests {
 
     #[test]
     fn bounds_are_checked_and_named() {
-        let cases: [(&str, &str); 14] = [
+        let cases: [(&str, &str); 15] = [
             ("[workers]\ncount = 0\n", "workers.count (--workers)"),
             ("[workers]\ncount = 65\n", "workers.count (--workers)"),
             ("[workers]\nforward_slots = 1\n", "workers.forward_slots"),
@@ -520,6 +529,10 @@ mod tests {
             (
                 "[archive]\ncatalog_interval = \"0s\"\n",
                 "archive.catalog_interval",
+            ),
+            (
+                "[archive]\nhttp_cache_mb = 2000000\n",
+                "archive.http_cache_mb",
             ),
             (
                 "[archive]\ncatalog_interval = \"daily\"\n",

@@ -356,6 +356,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     // --- JSON-RPC archive (issue 7): `POST /` when --archive or --upstream is given. ---
     let trust = server::tls_client::UpstreamTrust::load(config.archive.upstream_ca.as_deref())?;
+    // Before any source is opened: remote files take the shared range cache at open.
+    archive::rangecache::configure((config.archive.http_cache_mb as u64) << 20);
     let rpc = server::rpc::from_flags(
         &config.archive.sources,
         config.archive.upstream.as_deref(),

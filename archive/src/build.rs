@@ -1,5 +1,7 @@
 //! The index builder behind `appliance archive index`: one sequential pass over a CAR (whole
 //! epoch or piece) feeding every index that is still missing next to it, then sealing each one.
+//! The pass runs on two threads (CAR parsing and the compact/slot indexes; metadata decoding and
+//! the address index, fed per block over a bounded channel); sealing runs on two threads.
 //! Memory stays bounded: keys are spilled to partition files (count chosen from the CAR size),
 //! per-block state is dropped at each Block node, slot tables are fixed-size. Each index is written
 //! under a temporary name and renamed when complete, so an interrupted build redoes only the
@@ -16,7 +18,7 @@ use crate::car::{CarStream, CarStreamError};
 use crate::cid::{Cid, NODE_CID_LEN};
 use crate::error::FormatError;
 use crate::frame;
-use crate::index::addr::{AddressIndexBuilder, TxRecord};
+use crate::index::addr::{AddressIndexBuilder, TxRecord, with_kind};
 use crate::index::compact::{BuildError, CompactBuilder, CompactOptions};
 use crate::index::meta::IndexMeta;
 use crate::index::sigexists::SigExistsBuilder;
@@ -118,6 +120,76 @@ type SealJob<'a> = Box<dyn FnOnce() -> Result<(), IndexBuildError> + Send + 'a>;
 
 /// Threads sealing indexes at once (each holds one spill partition in memory).
 const SEAL_THREADS: usize = 2;
+
+/// Blocks queued between the pass and the address-index thread (each holds its transactions'
+/// compressed metadata: a few hundred KB at most for ordinary blocks).
+const ADDRESS_QUEUE_BLOCKS: usize = 64;
+
+/// One transaction as the pass hands it to the address-index thread: what the wire bytes gave,
+/// and the reassembled (still compressed) metadata payload.
+struct PendingTx {
+    signature: [u8; 64],
+    slot: u64,
+    index: u32,
+    memo: Option<String>,
+    static_keys: Vec<[u8; 32]>,
+    metadata: Vec<u8>,
+}
+
+/// One block's transactions, in block order.
+struct AddressBatch {
+    block_time: i64,
+    txs: Vec<PendingTx>,
+}
+
+/// The address-index thread: decodes each transaction's metadata (error, loaded addresses) and
+/// adds the block to the builder; returns the builder when the pass closes the channel.
+fn feed_addresses(
+    mut builder: AddressIndexBuilder,
+    queue: std::sync::mpsc::Receiver<AddressBatch>,
+    path: &Path,
+) -> Result<AddressIndexBuilder, IndexBuildError> {
+    let format_err = |source| IndexBuildError::Format {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut records: Vec<TxRecord> = Vec::new();
+    for batch in queue {
+        records.clear();
+        for tx in batch.txs {
+            let status = meta::decode_index_fields(&tx.metadata).map_err(format_err)?;
+            let mut addresses = tx.static_keys;
+            let mut err = None;
+            if let Some(status) = status {
+                for key in status
+                    .loaded_writable_addresses
+                    .iter()
+                    .chain(&status.loaded_readonly_addresses)
+                {
+                    if let Ok(key) = <[u8; 32]>::try_from(key.as_slice()) {
+                        addresses.push(key);
+                    }
+                }
+                err = status.err.map(|e| e.err);
+            }
+            records.push(TxRecord {
+                signature: tx.signature,
+                slot: tx.slot,
+                index: tx.index,
+                err,
+                memo: tx.memo,
+                addresses,
+            });
+        }
+        builder
+            .add_block(batch.block_time, &records)
+            .map_err(|source| IndexBuildError::Build {
+                path: path.to_path_buf(),
+                source,
+            })?;
+    }
+    Ok(builder)
+}
 
 /// Runs `jobs` on `threads` scoped threads, in order of the list; the first error is returned
 /// (after every started job has ended).
@@ -237,7 +309,7 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
         .then(|| SigExistsBuilder::new(&work.join("exists"), partitions))
         .transpose()
         .map_err(|e| builder_err(BuildError::Io(e)))?;
-    let mut address = has(KIND_ADDRESS)
+    let address = has(KIND_ADDRESS)
         .then(|| AddressIndexBuilder::new(&work.join("asig"), partitions))
         .transpose()
         .map_err(|e| builder_err(BuildError::Io(e)))?;
@@ -260,145 +332,163 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
         path: path.clone(),
         source,
     };
+    // The pass runs on this thread (CAR parsing, frames, first signatures, the compact and slot
+    // indexes); the address index (metadata decompression and decoding, rows, postings) runs on
+    // a second thread fed one block at a time over a bounded channel.
+    let (address_feed, address_queue) = match address {
+        Some(builder) => {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<AddressBatch>(ADDRESS_QUEUE_BLOCKS);
+            (Some(tx), Some((builder, rx)))
+        }
+        None => (None, None),
+    };
     let mut tables: Option<SlotTables> = None;
-    let mut range_start = stream.header().data_start;
-    let mut entry_hashes: HashMap<Cid, [u8; 32]> = HashMap::new();
-    let mut frames: HashMap<Cid, Vec<u8>> = HashMap::new();
-    let mut pending: Vec<TxRecord> = Vec::new();
-    let mut sections: u64 = 0;
-    loop {
-        let section = match stream.next_section() {
-            Ok(Some(section)) => section,
-            Ok(None) => break,
-            Err(source) => {
-                return Err(IndexBuildError::Car {
-                    path: path.clone(),
-                    source,
-                });
-            }
-        };
-        sections += 1;
-        if sections.is_multiple_of(4096) {
-            bar.set_position(section.offset);
-        }
-        if let Some(builder) = cid_to_offset.as_mut() {
-            let key = section.cid.as_bytes();
-            if key.len() != NODE_CID_LEN {
-                return Err(format_err(FormatError::Cid("section CID is not 36 bytes")));
-            }
-            // Sizes of 16 MiB and more do not fit the 24-bit field: stored as 0, meaning "read the
-            // varint at the offset" (docs/archive.md).
-            let size = if section.size < 1 << 24 {
-                section.size
-            } else {
-                0
-            };
-            let mut value = [0u8; 9];
-            value[..6].copy_from_slice(&section.offset.to_le_bytes()[..6]);
-            value[6..].copy_from_slice(&size.to_le_bytes()[..3]);
-            builder.add(key, &value).map_err(builder_err)?;
-        }
-        let kind = node::peek_kind(section.node).map_err(format_err)?;
-        match kind {
-            node::kind::DATA_FRAME => {
-                frames.insert(section.cid, section.node.to_vec());
-            }
-            node::kind::ENTRY => {
-                let hash = EntryNode::decode_hash(section.node).map_err(format_err)?;
-                entry_hashes.insert(section.cid, hash);
-            }
-            node::kind::TRANSACTION => {
-                report.transactions += 1;
-                let tx = TransactionNode::decode(section.node).map_err(format_err)?;
-                let fetch = |cid: &Cid| frames.get(cid).cloned();
-                let wire = frame::reassemble(&tx.data, fetch).map_err(format_err)?;
-                let summary = txwire::summarize(&wire).map_err(format_err)?;
-                if let Some(b) = sig_to_cid.as_mut() {
-                    b.add(&summary.first_signature, section.cid.as_bytes())
-                        .map_err(builder_err)?;
+    let (pass, address) = std::thread::scope(|scope| {
+        let worker = address_queue.map(|(builder, rx)| {
+            let path = &path;
+            scope.spawn(move || feed_addresses(builder, rx, path))
+        });
+        let pass = (|| -> Result<(), IndexBuildError> {
+            let address_feed = address_feed;
+            let mut range_start = stream.header().data_start;
+            let mut entry_hashes: HashMap<Cid, [u8; 32]> = HashMap::new();
+            let mut frames: HashMap<Cid, Vec<u8>> = HashMap::new();
+            let mut pending: Vec<PendingTx> = Vec::new();
+            let mut sections: u64 = 0;
+            loop {
+                let section = match stream.next_section() {
+                    Ok(Some(section)) => section,
+                    Ok(None) => break,
+                    Err(source) => {
+                        return Err(IndexBuildError::Car {
+                            path: path.clone(),
+                            source,
+                        });
+                    }
+                };
+                sections += 1;
+                if sections.is_multiple_of(4096) {
+                    bar.set_position(section.offset);
                 }
-                if let Some(b) = sig_exists.as_mut() {
-                    b.add(&summary.first_signature)
-                        .map_err(|e| builder_err(BuildError::Io(e)))?;
+                if let Some(builder) = cid_to_offset.as_mut() {
+                    let key = section.cid.as_bytes();
+                    if key.len() != NODE_CID_LEN {
+                        return Err(format_err(FormatError::Cid("section CID is not 36 bytes")));
+                    }
+                    // Sizes of 16 MiB and more do not fit the 24-bit field: stored as 0, meaning "read the
+                    // varint at the offset" (docs/archive.md).
+                    let size = if section.size < 1 << 24 {
+                        section.size
+                    } else {
+                        0
+                    };
+                    let mut value = [0u8; 9];
+                    value[..6].copy_from_slice(&section.offset.to_le_bytes()[..6]);
+                    value[6..].copy_from_slice(&size.to_le_bytes()[..3]);
+                    builder.add(key, &value).map_err(builder_err)?;
                 }
-                if address.is_some() {
-                    let fetch = |cid: &Cid| frames.get(cid).cloned();
-                    let payload = frame::reassemble(&tx.metadata, fetch).map_err(format_err)?;
-                    let status = meta::decode_index_fields(&payload).map_err(format_err)?;
-                    let mut addresses = summary.static_keys;
-                    let mut err = None;
-                    if let Some(status) = status {
-                        for key in status
-                            .loaded_writable_addresses
-                            .iter()
-                            .chain(&status.loaded_readonly_addresses)
-                        {
-                            if let Ok(key) = <[u8; 32]>::try_from(key.as_slice()) {
-                                addresses.push(key);
+                let kind = node::peek_kind(section.node).map_err(format_err)?;
+                match kind {
+                    node::kind::DATA_FRAME => {
+                        frames.insert(section.cid, section.node.to_vec());
+                    }
+                    node::kind::ENTRY => {
+                        let hash = EntryNode::decode_hash(section.node).map_err(format_err)?;
+                        entry_hashes.insert(section.cid, hash);
+                    }
+                    node::kind::TRANSACTION => {
+                        report.transactions += 1;
+                        let tx = TransactionNode::decode(section.node).map_err(format_err)?;
+                        let fetch = |cid: &Cid| frames.get(cid).cloned();
+                        let wire = frame::reassemble(&tx.data, fetch).map_err(format_err)?;
+                        let summary = txwire::summarize(&wire).map_err(format_err)?;
+                        if let Some(b) = sig_to_cid.as_mut() {
+                            b.add(&summary.first_signature, section.cid.as_bytes())
+                                .map_err(builder_err)?;
+                        }
+                        if let Some(b) = sig_exists.as_mut() {
+                            b.add(&summary.first_signature)
+                                .map_err(|e| builder_err(BuildError::Io(e)))?;
+                        }
+                        if address_feed.is_some() {
+                            let fetch = |cid: &Cid| frames.get(cid).cloned();
+                            let metadata = frame::reassemble(&tx.metadata, fetch)
+                                .map_err(format_err)?
+                                .into_owned();
+                            let index = match tx.index {
+                                Some(i) => u32::try_from(i)
+                                    .map_err(|_| format_err(FormatError::Field("index")))?,
+                                None => pending.len() as u32,
+                            };
+                            pending.push(PendingTx {
+                                signature: summary.first_signature,
+                                slot: tx.slot,
+                                index,
+                                memo: summary.memo,
+                                static_keys: summary.static_keys,
+                                metadata,
+                            });
+                        }
+                    }
+                    node::kind::BLOCK => {
+                        report.blocks += 1;
+                        let block = BlockNode::decode(section.node).map_err(format_err)?;
+                        let epoch = crate::epoch_of(block.slot);
+                        if report.epoch.is_some_and(|e| e != epoch) {
+                            return Err(format_err(FormatError::Index(format!(
+                                "slot {} is outside epoch {epoch:?}",
+                                block.slot
+                            ))));
+                        }
+                        report.epoch = Some(epoch);
+                        if let Some(b) = slot_to_cid.as_mut() {
+                            b.add(&block.slot.to_le_bytes(), section.cid.as_bytes())
+                                .map_err(builder_err)?;
+                        }
+                        if need_tables {
+                            let last_entry = block.entries.last().ok_or_else(|| {
+                                format_err(FormatError::Field("block without entries"))
+                            })?;
+                            let hash = *entry_hashes.get(last_entry).ok_or_else(|| {
+                                format_err(FormatError::Field("last entry not in the slot's range"))
+                            })?;
+                            let end = section.offset + section.size;
+                            let len = u32::try_from(end - range_start).map_err(|_| {
+                                format_err(FormatError::Index("slot range over 4 GiB".into()))
+                            })?;
+                            tables
+                                .get_or_insert_with(|| SlotTables::new(epoch))
+                                .set(block.slot, block.blocktime, (range_start, len), hash)
+                                .map_err(format_err)?;
+                        }
+                        if let Some(feed) = address_feed.as_ref() {
+                            let batch = AddressBatch {
+                                block_time: block.blocktime,
+                                txs: std::mem::take(&mut pending),
+                            };
+                            if feed.send(batch).is_err() {
+                                // The address thread stopped on an error: it is returned below.
+                                break;
                             }
                         }
-                        err = status.err.map(|e| e.err);
+                        pending.clear();
+                        entry_hashes.clear();
+                        frames.clear();
+                        range_start = section.offset + section.size;
                     }
-                    let index = match tx.index {
-                        Some(i) => {
-                            u32::try_from(i).map_err(|_| format_err(FormatError::Field("index")))?
-                        }
-                        None => pending.len() as u32,
-                    };
-                    pending.push(TxRecord {
-                        signature: summary.first_signature,
-                        slot: tx.slot,
-                        index,
-                        err,
-                        memo: summary.memo,
-                        addresses,
-                    });
+                    _ => {}
                 }
             }
-            node::kind::BLOCK => {
-                report.blocks += 1;
-                let block = BlockNode::decode(section.node).map_err(format_err)?;
-                let epoch = crate::epoch_of(block.slot);
-                if report.epoch.is_some_and(|e| e != epoch) {
-                    return Err(format_err(FormatError::Index(format!(
-                        "slot {} is outside epoch {epoch:?}",
-                        block.slot
-                    ))));
-                }
-                report.epoch = Some(epoch);
-                if let Some(b) = slot_to_cid.as_mut() {
-                    b.add(&block.slot.to_le_bytes(), section.cid.as_bytes())
-                        .map_err(builder_err)?;
-                }
-                if need_tables {
-                    let last_entry = block
-                        .entries
-                        .last()
-                        .ok_or_else(|| format_err(FormatError::Field("block without entries")))?;
-                    let hash = *entry_hashes.get(last_entry).ok_or_else(|| {
-                        format_err(FormatError::Field("last entry not in the slot's range"))
-                    })?;
-                    let end = section.offset + section.size;
-                    let len = u32::try_from(end - range_start).map_err(|_| {
-                        format_err(FormatError::Index("slot range over 4 GiB".into()))
-                    })?;
-                    tables
-                        .get_or_insert_with(|| SlotTables::new(epoch))
-                        .set(block.slot, block.blocktime, (range_start, len), hash)
-                        .map_err(format_err)?;
-                }
-                if let Some(b) = address.as_mut() {
-                    b.add_block(block.blocktime, &pending)
-                        .map_err(builder_err)?;
-                }
-                pending.clear();
-                entry_hashes.clear();
-                frames.clear();
-                range_start = section.offset + section.size;
-            }
-            _ => {}
-        }
-    }
+            Ok(())
+        })();
+        let address = worker.map(|w| {
+            w.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        (pass, address)
+    });
+    pass?;
+    let address = address.transpose()?;
     bar.set_position(size);
     let epoch = report
         .epoch
@@ -412,9 +502,24 @@ pub fn build_indexes(car: &Path, options: &BuildOptions) -> Result<BuildReport, 
     let blockhash_meta = meta_with(Some(KIND_BLOCKHASH));
     let mut jobs: Vec<SealJob<'_>> = Vec::new();
     if let Some(b) = address {
+        // Three independent jobs: postings + directory, sig-to-ordinal, the txs file.
+        let (txs, sig_to_ordinal, postings) = b.into_parts().map_err(builder_err)?;
         let meta = meta_with(Some("asig-txs"));
         let out = &paths.address;
-        jobs.push(Box::new(move || b.finish(out, &meta).map_err(builder_err)));
+        let (m1, m2) = (meta.clone(), with_kind(&meta, "asig-sig-to-ordinal"));
+        jobs.push(Box::new(move || {
+            postings
+                .finish(&out.postings, &out.directory, &m1)
+                .map_err(builder_err)
+        }));
+        jobs.push(Box::new(move || {
+            sig_to_ordinal
+                .finish(&out.sig_to_ordinal, &m2)
+                .map_err(builder_err)
+        }));
+        jobs.push(Box::new(move || {
+            txs.finish(&out.txs, &meta).map_err(builder_err)
+        }));
     }
     if let Some(b) = sig_to_cid {
         let meta = meta_with(Some(KIND_SIG_TO_CID));

@@ -1,18 +1,27 @@
 //! Remote files behind an HTTP base address (the public file host's layout, spec §5): one `HEAD`
 //! for the size (fallback: `GET` of byte 0 and its `Content-Range`), then every positioned read is
-//! a `GET` with `Range: bytes=a-b` over a shared keep-alive agent, retried up to 3 times with
-//! back-off from 100 ms; a short or non-206 answer is an error. http and https (rustls with the
+//! a `GET` with `Range: bytes=a-b` over a shared keep-alive agent (timeouts per phase: 10 s
+//! connect, 60 s send, response, body), retried up to 3 times with
+//! back-off from 100 ms; a short or non-206 answer is an error. Index buckets read through
+//! [`ReadAt::read_shared`] are kept in the process-wide bounded range cache. http and https (rustls with the
 //! ring provider, Mozilla's roots). Also the catalog's probes ([`HttpClient::exists`],
 //! [`HttpClient::get_text`]).
 
 use std::io::{self, Read};
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::rangecache::RangeCache;
 
 use crate::readat::ReadAt;
 use crate::store::ArchiveError;
 
 /// Attempts per request.
 const ATTEMPTS: u32 = 3;
+/// Idle keep-alive connections kept per host and in all: as many as requests run at once (RPC
+/// workers × their concurrency; ureq's default is 3 per host).
+const MAX_IDLE_PER_HOST: usize = 64;
+const MAX_IDLE_CONNECTIONS: usize = 256;
 /// Largest single range read (a slot range or a section is far smaller).
 const MAX_READ: u64 = 256 << 20;
 
@@ -72,8 +81,19 @@ impl Default for HttpClient {
 
 impl HttpClient {
     pub fn new() -> Self {
+        // Timeouts per phase, none for name resolution: with any timeout covering resolution
+        // (a global one included) ureq resolves every request's host on a new thread, even for an
+        // IP literal and a pooled connection (one thread per range request). Without one the
+        // resolution is a plain `getaddrinfo` (instant for literals; the system resolver's own
+        // timeouts apply to names).
+        let phase = Some(Duration::from_secs(60));
         let config = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(60)))
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .timeout_send_request(phase)
+            .timeout_recv_response(phase)
+            .timeout_recv_body(phase)
+            .max_idle_connections(MAX_IDLE_CONNECTIONS)
+            .max_idle_connections_per_host(MAX_IDLE_PER_HOST)
             .build();
         HttpClient {
             agent: config.into(),
@@ -139,6 +159,8 @@ impl HttpClient {
             agent: self.agent.clone(),
             url: url.to_string(),
             len,
+            id: crate::rangecache::next_file_id(),
+            cache: crate::rangecache::shared(),
         })
     }
 }
@@ -148,6 +170,9 @@ pub struct HttpFile {
     agent: ureq::Agent,
     url: String,
     len: u64,
+    /// Key of this file in the range cache.
+    id: u64,
+    cache: Arc<RangeCache>,
 }
 
 impl HttpFile {
@@ -168,6 +193,17 @@ impl HttpFile {
         }
         let mut body = response.into_body().into_reader();
         body.read_exact(buf)?;
+        // Read on to the end of the body: ureq returns the connection to its pool only when the
+        // body reader has seen the end (stopping after exactly `len` bytes closed the connection,
+        // so every range request connected anew, with a resolver thread).
+        let mut extra = [0u8; 1];
+        if body.read(&mut extra)? != 0 {
+            return Err(io::Error::other(format!(
+                "{}: range answer longer than {} bytes",
+                self.url,
+                buf.len()
+            )));
+        }
         Ok(())
     }
 }
@@ -209,5 +245,10 @@ impl ReadAt for HttpFile {
 
     fn prefers_bulk(&self) -> bool {
         true
+    }
+
+    fn read_shared(&self, offset: u64, len: usize) -> io::Result<Arc<[u8]>> {
+        self.cache
+            .get_or_load(self.id, offset, len, || self.read_vec(offset, len))
     }
 }

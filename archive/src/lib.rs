@@ -17,6 +17,7 @@ pub mod local;
 pub mod meta;
 pub mod model;
 pub mod node;
+pub mod rangecache;
 pub mod readat;
 pub mod store;
 pub mod synth;

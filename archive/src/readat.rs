@@ -27,6 +27,11 @@ pub trait ReadAt: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Reads `len` bytes at `offset` that are likely read again (index buckets): remote files
+    /// answer from a bounded cache ([`crate::rangecache`]); others read as [`ReadAt::read_vec`].
+    fn read_shared(&self, offset: u64, len: usize) -> io::Result<std::sync::Arc<[u8]>> {
+        self.read_vec(offset, len).map(std::sync::Arc::from)
+    }
     /// Reads `len` bytes at `offset` into a new buffer.
     /// The range is checked against the length first, so a corrupt length cannot allocate more
     /// than the file holds.
@@ -192,6 +197,9 @@ impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
 
     fn prefers_bulk(&self) -> bool {
         (**self).prefers_bulk()
+    }
+    fn read_shared(&self, offset: u64, len: usize) -> io::Result<std::sync::Arc<[u8]>> {
+        (**self).read_shared(offset, len)
     }
 }
 

@@ -17,12 +17,13 @@ use archive::writer::{CarWriter, RootKind, WriterOptions};
 use archive::{ArchiveStore, EpochArchive, LocalArchive, SignatureQuery, SlotLookup};
 
 /// Serves files under `root`: HEAD, GET, and GET with a single `Range: bytes=a-b`.
-fn serve(root: PathBuf, ranges_served: Arc<AtomicUsize>) -> String {
+fn serve(root: PathBuf, ranges_served: Arc<AtomicUsize>, connections: Arc<AtomicUsize>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
+            connections.fetch_add(1, Ordering::Relaxed);
             let root = root.clone();
             let counter = ranges_served.clone();
             std::thread::spawn(move || {
@@ -143,7 +144,12 @@ fn epoch_behind_http_matches_the_inputs_and_the_local_store() {
     .unwrap();
 
     let ranges = Arc::new(AtomicUsize::new(0));
-    let base = serve(host.path().to_path_buf(), ranges.clone());
+    let connections = Arc::new(AtomicUsize::new(0));
+    let base = serve(
+        host.path().to_path_buf(),
+        ranges.clone(),
+        connections.clone(),
+    );
     let remote = EpochArchive::open_http(&base, &[4]).unwrap();
     let local = LocalArchive::open(&epoch_dir).unwrap();
     assert_eq!(remote.epochs(), vec![4]);
@@ -197,6 +203,32 @@ fn epoch_behind_http_matches_the_inputs_and_the_local_store() {
     assert!(
         ranges.load(Ordering::Relaxed) > 0,
         "reads went through range requests"
+    );
+    // Warm index buckets come from the range cache: a repeated getTransaction costs one range
+    // request (the transaction's section); the first lookup of a signature in a cold bucket
+    // costs more.
+    let wire = &blocks.last().unwrap().entries[0].transactions[0].wire;
+    let sig: [u8; 64] = wire[1..65].try_into().unwrap();
+    let hits = archive::rangecache::shared().counts().hits;
+    let before = ranges.load(Ordering::Relaxed);
+    remote
+        .transaction(&sig)
+        .unwrap()
+        .expect("transaction over HTTP");
+    assert_eq!(
+        ranges.load(Ordering::Relaxed) - before,
+        1,
+        "only the section is fetched"
+    );
+    assert!(archive::rangecache::shared().counts().hits >= hits + 4);
+    // One caller, one kept-alive connection (a body read short of its end would close it).
+    let (ranges, connections) = (
+        ranges.load(Ordering::Relaxed),
+        connections.load(Ordering::Relaxed),
+    );
+    assert!(
+        ranges > 100 && connections <= 2,
+        "{ranges} range requests over {connections} connections"
     );
     // A base without the epoch's files: a clear missing-file error.
     assert!(matches!(

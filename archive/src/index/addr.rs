@@ -14,7 +14,7 @@
 //! row.
 
 use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh64::xxh64;
@@ -126,6 +126,19 @@ impl AddressIndexBuilder {
 
     /// Writes the files named by `out` (`txs`, `sig_to_ordinal`, `postings`, `directory`).
     pub fn finish(self, out: &AddressIndexPaths, meta: &IndexMeta) -> Result<(), BuildError> {
+        let dir = self.dir.clone();
+        let (txs, sig_to_ordinal, postings) = self.into_parts()?;
+        txs.finish(&out.txs, meta)?;
+        sig_to_ordinal.finish(&out.sig_to_ordinal, &with_kind(meta, "asig-sig-to-ordinal"))?;
+        postings.finish(&out.postings, &out.directory, meta)?;
+        fs::remove_dir_all(&dir).ok();
+        Ok(())
+    }
+
+    /// Splits the sealing into its three independent parts (the txs file, sig-to-ordinal, the
+    /// postings with their directory), so that they can be sealed on different threads; the
+    /// outputs are the same bytes as [`AddressIndexBuilder::finish`]'s.
+    pub fn into_parts(self) -> Result<(TxsSeal, CompactBuilder, PostingsSeal), BuildError> {
         let AddressIndexBuilder {
             dir,
             rows,
@@ -140,33 +153,75 @@ impl AddressIndexBuilder {
         extras
             .into_inner()
             .map_err(|e| BuildError::Io(e.into_error()))?;
-        // txs: header, rows, extras.
-        let tmp = out.txs.with_extension("index.tmp");
+        let mut parts = Vec::with_capacity(postings.len());
+        for (p, part) in postings.into_iter().enumerate() {
+            part.into_inner()
+                .map_err(|e| BuildError::Io(e.into_error()))?;
+            parts.push(dir.join(format!("post-{p:05}")));
+        }
+        Ok((
+            TxsSeal {
+                dir: dir.clone(),
+                count,
+            },
+            sig_to_ordinal,
+            PostingsSeal { dir, parts },
+        ))
+    }
+}
+
+/// The `asig-txs` part of a sealing: header, rows, extras.
+pub struct TxsSeal {
+    dir: PathBuf,
+    count: u32,
+}
+
+impl TxsSeal {
+    /// Writes `asig-txs` to `out` (via a temporary name).
+    pub fn finish(self, out: &Path, meta: &IndexMeta) -> Result<(), BuildError> {
+        let tmp = out.with_extension("index.tmp");
         {
             let mut file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
             let mut header = Vec::new();
             header.extend_from_slice(TXS_MAGIC);
             header.extend_from_slice(&(meta.encoded_len() as u32).to_le_bytes());
             meta.encode(&mut header)?;
-            header.extend_from_slice(&u64::from(count).to_le_bytes());
+            header.extend_from_slice(&u64::from(self.count).to_le_bytes());
             file.write_all(&header)?;
-            io::copy(&mut File::open(dir.join("rows"))?, &mut file)?;
-            io::copy(&mut File::open(dir.join("extras"))?, &mut file)?;
+            io::copy(&mut File::open(self.dir.join("rows"))?, &mut file)?;
+            io::copy(&mut File::open(self.dir.join("extras"))?, &mut file)?;
             file.into_inner()
                 .map_err(|e| BuildError::Io(e.into_error()))?
                 .sync_all()?;
         }
-        fs::rename(&tmp, &out.txs)?;
-        sig_to_ordinal.finish(&out.sig_to_ordinal, &with_kind(meta, "asig-sig-to-ordinal"))?;
-        // Postings, partition by partition, and the directory over them.
-        let partitions = postings.len() as u32;
+        fs::rename(&tmp, out)?;
+        Ok(())
+    }
+}
+
+/// The postings part of a sealing: `asig-postings` and its directory.
+pub struct PostingsSeal {
+    dir: PathBuf,
+    parts: Vec<PathBuf>,
+}
+
+impl PostingsSeal {
+    /// Writes `asig-postings` to `postings_out` and `asig-address-to-postings` to
+    /// `directory_out`, partition by partition.
+    pub fn finish(
+        self,
+        postings_out: &Path,
+        directory_out: &Path,
+        meta: &IndexMeta,
+    ) -> Result<(), BuildError> {
+        let partitions = self.parts.len() as u32;
         let mut directory = CompactBuilder::new(
-            &dir.join("dir"),
+            &self.dir.join("dir"),
             32,
             DIR_VALUE_LEN,
             CompactOptions { partitions },
         )?;
-        let tmp = out.postings.with_extension("index.tmp");
+        let tmp = postings_out.with_extension("index.tmp");
         let mut file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         let mut header = Vec::new();
         header.extend_from_slice(POSTINGS_MAGIC);
@@ -174,55 +229,104 @@ impl AddressIndexBuilder {
         meta.encode(&mut header)?;
         file.write_all(&header)?;
         let mut pos = header.len() as u64;
-        for (p, part) in postings.into_iter().enumerate() {
-            part.into_inner()
-                .map_err(|e| BuildError::Io(e.into_error()))?;
-            let path = dir.join(format!("post-{p:05}"));
-            let mut raw = Vec::new();
-            BufReader::new(File::open(&path)?).read_to_end(&mut raw)?;
-            fs::remove_file(&path)?;
-            let mut pairs: Vec<([u8; 32], u32)> = raw
-                .chunks_exact(36)
-                .map(|r| {
-                    let mut a = [0u8; 32];
-                    a.copy_from_slice(&r[..32]);
-                    (a, u32::from_le_bytes([r[32], r[33], r[34], r[35]]))
-                })
-                .collect();
+        for path in &self.parts {
+            let raw = fs::read(path)?;
+            fs::remove_file(path)?;
+            // Grouped without a comparison sort: each distinct address gets an id in a hash map,
+            // the ids are ranked by address, and the ordinals are placed by counting (the spill
+            // file holds them in increasing order, so each group is written back to front).
+            let groups = group_postings(&raw);
             drop(raw);
-            pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-            let mut i = 0;
-            while i < pairs.len() {
-                let address = pairs[i].0;
-                let mut j = i;
-                while j < pairs.len() && pairs[j].0 == address {
-                    j += 1;
-                }
-                let n = (j - i) as u32;
-                file.write_all(&address)?;
+            for (address, ordinals) in groups.iter() {
+                let n = ordinals.len() as u32;
+                file.write_all(address)?;
                 file.write_all(&n.to_le_bytes())?;
-                for (_, ordinal) in &pairs[i..j] {
+                for ordinal in ordinals.iter().rev() {
                     file.write_all(&ordinal.to_le_bytes())?;
                 }
                 let mut value = [0u8; DIR_VALUE_LEN];
                 value[..6].copy_from_slice(&pos.to_le_bytes()[..6]);
                 value[6..].copy_from_slice(&n.to_le_bytes());
-                directory.add(&address, &value)?;
+                directory.add(address, &value)?;
                 pos += 36 + 4 * u64::from(n);
-                i = j;
             }
         }
         file.into_inner()
             .map_err(|e| BuildError::Io(e.into_error()))?
             .sync_all()?;
-        fs::rename(&tmp, &out.postings)?;
-        directory.finish(&out.directory, &with_kind(meta, "asig-address-to-postings"))?;
-        fs::remove_dir_all(&dir).ok();
+        fs::rename(&tmp, postings_out)?;
+        directory.finish(directory_out, &with_kind(meta, "asig-address-to-postings"))?;
         Ok(())
     }
 }
 
-fn with_kind(meta: &IndexMeta, kind: &str) -> IndexMeta {
+/// One spill partition's postings grouped by address: addresses in byte order, each with its
+/// ordinals in spill (increasing) order.
+struct PostingGroups {
+    /// Distinct addresses, sorted.
+    addresses: Vec<[u8; 32]>,
+    /// Start of each address's ordinals in `ordinals` (one more entry than addresses).
+    starts: Vec<usize>,
+    ordinals: Vec<u32>,
+}
+
+impl PostingGroups {
+    fn iter(&self) -> impl Iterator<Item = (&[u8; 32], &[u32])> {
+        self.addresses
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a, &self.ordinals[self.starts[i]..self.starts[i + 1]]))
+    }
+}
+
+/// Groups `address[32] | ordinal u32` records (in increasing ordinal order) by address.
+fn group_postings(raw: &[u8]) -> PostingGroups {
+    let mut ids: std::collections::HashMap<[u8; 32], u32> = std::collections::HashMap::new();
+    let mut distinct: Vec<[u8; 32]> = Vec::new();
+    let mut id_of: Vec<u32> = Vec::with_capacity(raw.len() / 36);
+    for record in raw.chunks_exact(36) {
+        let mut address = [0u8; 32];
+        address.copy_from_slice(&record[..32]);
+        let next = distinct.len() as u32;
+        let id = *ids.entry(address).or_insert_with(|| {
+            distinct.push(address);
+            next
+        });
+        id_of.push(id);
+    }
+    drop(ids);
+    let mut by_address: Vec<u32> = (0..distinct.len() as u32).collect();
+    by_address.sort_unstable_by(|&a, &b| distinct[a as usize].cmp(&distinct[b as usize]));
+    let mut counts = vec![0usize; distinct.len()];
+    for &id in &id_of {
+        counts[id as usize] += 1;
+    }
+    // Start of each id's group, in address order.
+    let mut next_slot = vec![0usize; distinct.len()];
+    let mut starts = Vec::with_capacity(distinct.len() + 1);
+    let mut at = 0;
+    for &id in &by_address {
+        starts.push(at);
+        next_slot[id as usize] = at;
+        at += counts[id as usize];
+    }
+    starts.push(at);
+    let mut ordinals = vec![0u32; id_of.len()];
+    for (record, &id) in raw.chunks_exact(36).zip(&id_of) {
+        let slot = &mut next_slot[id as usize];
+        ordinals[*slot] = u32::from_le_bytes([record[32], record[33], record[34], record[35]]);
+        *slot += 1;
+    }
+    let addresses = by_address.iter().map(|&id| distinct[id as usize]).collect();
+    PostingGroups {
+        addresses,
+        starts,
+        ordinals,
+    }
+}
+
+/// `meta` with its `kind` replaced by `kind` (first pair).
+pub fn with_kind(meta: &IndexMeta, kind: &str) -> IndexMeta {
     let mut meta = meta.clone();
     meta.pairs.retain(|(k, _)| k != b"kind");
     meta.pairs

@@ -7,7 +7,7 @@
 //! readers to use) and are patched at the end.
 
 use std::fs::{self, File};
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh64::xxh64;
@@ -109,7 +109,7 @@ impl DomainHasher {
     }
 
     /// XXH64 of the prefix followed by `key`.
-    #[inline]
+    #[inline(always)]
     pub fn hash(&self, key: &[u8]) -> u64 {
         let [mut v1, mut v2, mut v3, mut v4] = self.lanes;
         let mut stripes = key.chunks_exact(32);
@@ -159,7 +159,7 @@ impl DomainHasher {
     }
 
     /// The 24-bit entry hash of `key`.
-    #[inline]
+    #[inline(always)]
     pub fn entry_hash(&self, key: &[u8]) -> u32 {
         (self.hash(key) & 0xff_ffff) as u32
     }
@@ -263,12 +263,13 @@ impl<R: ReadAt> CompactIndex<R> {
         let io = |e: std::io::Error| FormatError::Index(format!("read: {e}"));
         let bucket = bucket_of(key, self.header.num_buckets);
         let mut bh = [0u8; 16];
-        self.source
-            .read_exact_at(
-                &mut bh,
-                self.header.header_size + u64::from(bucket) * BUCKET_HEADER_LEN,
-            )
-            .map_err(io)?;
+        let header_at = self.header.header_size + u64::from(bucket) * BUCKET_HEADER_LEN;
+        if self.source.prefers_bulk() {
+            // Remote: bucket headers and buckets come from the bounded range cache.
+            bh.copy_from_slice(&self.source.read_shared(header_at, 16).map_err(io)?);
+        } else {
+            self.source.read_exact_at(&mut bh, header_at).map_err(io)?;
+        }
         let domain = u32::from_le_bytes([bh[0], bh[1], bh[2], bh[3]]);
         let n = u64::from(u32::from_le_bytes([bh[4], bh[5], bh[6], bh[7]]));
         if bh[8] != HASH_LEN as u8 && n > 0 {
@@ -283,7 +284,7 @@ impl<R: ReadAt> CompactIndex<R> {
         let bulk = if self.source.prefers_bulk() && n * stride <= 4 << 20 {
             Some(
                 self.source
-                    .read_vec(table, (n * stride) as usize)
+                    .read_shared(table, (n * stride) as usize)
                     .map_err(io)?,
             )
         } else {
@@ -433,9 +434,9 @@ impl CompactBuilder {
             let bucket = bucket_of(&record[..key_len], num_buckets);
             aside[(bucket % partitions) as usize].push(record);
         }
+        let mut keys: Vec<u8> = Vec::new();
         for (p, path) in part_paths.iter().enumerate() {
-            let mut records = Vec::new();
-            BufReader::new(File::open(path)?).read_to_end(&mut records)?;
+            let mut records = fs::read(path)?;
             fs::remove_file(path)?;
             for record in aside[p].drain(..) {
                 records.extend_from_slice(&record);
@@ -445,16 +446,11 @@ impl CompactBuilder {
                     "torn spill file".into(),
                 )));
             }
-            let n = records.len() / stride;
-            // (bucket, XXH64 of the key, insertion sequence): integer sort; equal keys share a
-            // hash, so duplicates (keep the last insertion) are found within equal-hash runs.
-            let mut order: Vec<(u32, u64, u32)> = (0..n)
-                .map(|i| {
-                    let h = xxh64(&records[i * stride..i * stride + key_len], 0);
-                    (bucket_of_hash(h, num_buckets), h, i as u32)
-                })
-                .collect();
-            order.sort_unstable();
+            // (bucket, XXH64 of the key, insertion sequence), ordered by bucket with a counting
+            // sort (stable: sequences stay increasing), then each bucket by (hash, sequence) while
+            // it is in cache; equal keys share a hash, so duplicates (keep the last insertion)
+            // are found within equal-hash runs.
+            let order = order_by_bucket(&records, stride, key_len, num_buckets);
             let mut start = 0;
             while start < order.len() {
                 let bucket = order[start].0;
@@ -479,7 +475,7 @@ impl CompactBuilder {
                     }
                     run = run_end;
                 }
-                let (domain, table) = seal_bucket(&records, stride, key_len, &members)?;
+                let (domain, table) = seal_bucket(&records, stride, key_len, &members, &mut keys)?;
                 let entries = members.len() as u32;
                 let bh = &mut bucket_headers[bucket as usize * 16..bucket as usize * 16 + 16];
                 bh[0..4].copy_from_slice(&domain.to_le_bytes());
@@ -512,69 +508,160 @@ impl CompactBuilder {
     }
 }
 
+/// `(bucket, XXH64, sequence)` of every record, sorted.
+fn order_by_bucket(
+    records: &[u8],
+    stride: usize,
+    key_len: usize,
+    num_buckets: u32,
+) -> Vec<(u32, u64, u32)> {
+    let n = records.len() / stride;
+    let hashed: Vec<(u32, u64)> = (0..n)
+        .map(|i| {
+            let h = xxh64(&records[i * stride..i * stride + key_len], 0);
+            (bucket_of_hash(h, num_buckets), h)
+        })
+        .collect();
+    let mut starts = vec![0usize; num_buckets as usize + 1];
+    for &(bucket, _) in &hashed {
+        starts[bucket as usize + 1] += 1;
+    }
+    for b in 0..num_buckets as usize {
+        starts[b + 1] += starts[b];
+    }
+    let mut next = starts.clone();
+    let mut order = vec![(0u32, 0u64, 0u32); n];
+    for (i, &(bucket, h)) in hashed.iter().enumerate() {
+        let slot = &mut next[bucket as usize];
+        order[*slot] = (bucket, h, i as u32);
+        *slot += 1;
+    }
+    for b in 0..num_buckets as usize {
+        order[starts[b]..starts[b + 1]].sort_unstable();
+    }
+    order
+}
+
 fn key_at(records: &[u8], stride: usize, key_len: usize, i: u32) -> &[u8] {
     let start = i as usize * stride;
     &records[start..start + key_len]
 }
 
 /// Finds a domain giving distinct 24-bit hashes and lays the bucket out in Eytzinger order.
+///
+/// The bucket's keys are first copied next to each other (`keys`, reused between buckets): the
+/// domain search hashes every key about ten times, and reading them scattered over the partition
+/// (one cache miss per key and domain) cost more than the hashing. The key length is made a
+/// constant for the lengths the builder uses, so that the hash is unrolled.
 fn seal_bucket(
     records: &[u8],
     stride: usize,
     key_len: usize,
     members: &[u32],
+    keys: &mut Vec<u8>,
 ) -> Result<(u32, Vec<u8>), BuildError> {
-    let mut hashed: Vec<(u32, u32)> = Vec::with_capacity(members.len());
-    // An open-addressing set of the domain's 24-bit hashes finds its first collision without
-    // sorting (most domains of a 10,000-entry bucket collide about halfway). Four slots per
-    // member keep probes short and the table small enough for the L2 cache (160 KB for a
-    // 10,000-entry bucket; a 2^24-bit set was 2 MB of cache misses).
-    let slots = (members.len() * 4).next_power_of_two().clamp(64, 1 << 24);
-    let mask = slots - 1;
-    let mut seen = vec![0u32; slots];
-    for domain in 0..MAX_DOMAINS {
-        hashed.clear();
-        seen.fill(0);
-        let mut collided = false;
-        let hasher = DomainHasher::new(domain);
-        'members: for &m in members {
-            let key = key_at(records, stride, key_len, m);
-            let hash = hasher.entry_hash(key);
-            // Tagged so that hash 0 differs from an empty slot.
-            let tagged = hash | 1 << 24;
-            let mut slot = hash as usize & mask;
-            loop {
-                match seen[slot] {
-                    0 => {
-                        seen[slot] = tagged;
-                        break;
-                    }
-                    other if other == tagged => {
-                        collided = true;
-                        break 'members;
-                    }
-                    _ => slot = (slot + 1) & mask,
-                }
-            }
-            hashed.push((hash, m));
-        }
-        if collided {
-            continue;
-        }
-        hashed.sort_unstable();
-        let layout = eytzinger(&hashed);
-        let value_len = stride - key_len;
-        let mut table = Vec::with_capacity(layout.len() * (HASH_LEN + value_len));
-        for (hash, m) in layout {
-            table.extend_from_slice(&hash.to_le_bytes()[..HASH_LEN]);
-            let start = m as usize * stride + key_len;
-            table.extend_from_slice(&records[start..start + value_len]);
-        }
-        return Ok((domain, table));
+    keys.clear();
+    for &m in members {
+        keys.extend_from_slice(key_at(records, stride, key_len, m));
     }
-    Err(BuildError::Format(FormatError::Index(
-        "no collision-free hash domain for a bucket".into(),
-    )))
+    let domain = match key_len {
+        64 => find_domain::<64>(keys, members.len()),
+        36 => find_domain::<36>(keys, members.len()),
+        32 => find_domain::<32>(keys, members.len()),
+        8 => find_domain::<8>(keys, members.len()),
+        _ => find_domain_any(keys, key_len, members.len()),
+    }
+    .ok_or_else(|| {
+        BuildError::Format(FormatError::Index(
+            "no collision-free hash domain for a bucket".into(),
+        ))
+    })?;
+    let hasher = DomainHasher::new(domain);
+    let mut hashed: Vec<(u32, u32)> = members
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| {
+            let key = &keys[i * key_len..(i + 1) * key_len];
+            (hasher.entry_hash(key), m)
+        })
+        .collect();
+    hashed.sort_unstable();
+    let layout = eytzinger(&hashed);
+    let value_len = stride - key_len;
+    let mut table = Vec::with_capacity(layout.len() * (HASH_LEN + value_len));
+    for (hash, m) in layout {
+        table.extend_from_slice(&hash.to_le_bytes()[..HASH_LEN]);
+        let start = m as usize * stride + key_len;
+        table.extend_from_slice(&records[start..start + value_len]);
+    }
+    Ok((domain, table))
+}
+
+/// An open-addressing set of a domain's 24-bit hashes: finds a domain's first collision without
+/// sorting (most domains of a 10,000-entry bucket collide about halfway). Four slots per member
+/// keep probes short and the table small enough for the L2 cache (160 KB for a 10,000-entry
+/// bucket; a 2^24-bit set was 2 MB of cache misses).
+struct HashSet24 {
+    seen: Vec<u32>,
+    mask: usize,
+}
+
+impl HashSet24 {
+    fn new(members: usize) -> Self {
+        let slots = (members * 4).next_power_of_two().clamp(64, 1 << 24);
+        HashSet24 {
+            seen: vec![0u32; slots],
+            mask: slots - 1,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.seen.fill(0);
+    }
+
+    /// Inserts `hash`; `false` when it was already there.
+    #[inline(always)]
+    fn insert(&mut self, hash: u32) -> bool {
+        // Tagged so that hash 0 differs from an empty slot.
+        let tagged = hash | 1 << 24;
+        let mut slot = hash as usize & self.mask;
+        loop {
+            match self.seen[slot] {
+                0 => {
+                    self.seen[slot] = tagged;
+                    return true;
+                }
+                other if other == tagged => return false,
+                _ => slot = (slot + 1) & self.mask,
+            }
+        }
+    }
+}
+
+/// The first domain under which the `n` keys of `N` bytes packed in `keys` have distinct 24-bit
+/// hashes.
+fn find_domain<const N: usize>(keys: &[u8], n: usize) -> Option<u32> {
+    let mut set = HashSet24::new(n);
+    (0..MAX_DOMAINS).find(|&domain| {
+        set.clear();
+        let hasher = DomainHasher::new(domain);
+        keys[..n * N].chunks_exact(N).all(|key| {
+            let key: &[u8; N] = key.try_into().unwrap_or(&[0u8; N]);
+            set.insert(hasher.entry_hash(key))
+        })
+    })
+}
+
+/// [`find_domain`] for any key length.
+fn find_domain_any(keys: &[u8], key_len: usize, n: usize) -> Option<u32> {
+    let mut set = HashSet24::new(n);
+    (0..MAX_DOMAINS).find(|&domain| {
+        set.clear();
+        let hasher = DomainHasher::new(domain);
+        keys[..n * key_len]
+            .chunks_exact(key_len.max(1))
+            .all(|key| set.insert(hasher.entry_hash(key)))
+    })
 }
 
 /// Why building an index failed.

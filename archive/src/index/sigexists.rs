@@ -4,7 +4,7 @@
 //! builder spills (prefix, hash) pairs to partitions of contiguous prefix ranges.
 
 use std::fs::{self, File};
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh64::xxh64;
@@ -97,13 +97,19 @@ impl<R: ReadAt> SigExists<R> {
         }
         let base = self.content_start + offset;
         let mut count = [0u8; 4];
-        self.source.read_exact_at(&mut count, base).map_err(io)?;
+        let remote = self.source.prefers_bulk();
+        if remote {
+            // Remote: counts and buckets come from the bounded range cache.
+            count.copy_from_slice(&self.source.read_shared(base, 4).map_err(io)?);
+        } else {
+            self.source.read_exact_at(&mut count, base).map_err(io)?;
+        }
         let n = u64::from(u32::from_le_bytes(count));
         let target = xxh64(sig, 0);
-        let bulk = if self.source.prefers_bulk() && n * 8 <= 4 << 20 {
+        let bulk = if remote && n * 8 <= 4 << 20 {
             Some(
                 self.source
-                    .read_vec(base + 4, (n * 8) as usize)
+                    .read_shared(base + 4, (n * 8) as usize)
                     .map_err(io)?,
             )
         } else {
@@ -206,8 +212,7 @@ impl SigExistsBuilder {
             Ok(())
         };
         for path in &paths {
-            let mut raw = Vec::new();
-            BufReader::new(File::open(path)?).read_to_end(&mut raw)?;
+            let raw = fs::read(path)?;
             fs::remove_file(path)?;
             let mut pairs: Vec<(u16, u64)> = raw
                 .chunks_exact(10)

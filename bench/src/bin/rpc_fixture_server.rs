@@ -2,7 +2,7 @@
 //! transactions in an in-memory store) on a loopback address: the target of the client tests
 //! (`scripts/rpc-client-test.sh`) and of `rpc_load` when no CAR archive is at hand.
 //!
-//! `rpc_fixture_server [--listen ADDR] [--fixtures DIR | --archive DIR | --archive-http URL
+//! `rpc_fixture_server [--listen ADDR] [--fixtures DIR | --archive DIR | --archive-http URL [--http-cache-mb N]
 //! --epochs N[,N..]] [--workers N] [--upstream URL] [--rate-limit off]` (off: for load tests from
 //! one address); prints `listening on ADDR` once bound and serves until killed. `--archive DIR`
 //! serves the epoch CARs and indexes of a local directory (a `LocalArchive`) instead of the
@@ -36,6 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--workers" => workers = value.parse()?,
             "--archive" => archive_dir = Some(PathBuf::from(value)),
             "--archive-http" => archive_http = Some(value),
+            "--http-cache-mb" => {
+                archive::rangecache::configure(value.parse::<u64>()? << 20);
+            }
             "--epochs" => epochs = value.split(',').map(str::parse).collect::<Result<_, _>>()?,
             "--upstream" => upstream = Some(UpstreamConfig::new(&value)?),
             "--rate-limit" if value == "off" => {

@@ -90,6 +90,7 @@ impl Rpc {
         if let Some(catalog) = &self.catalog {
             catalog.metrics().render(out);
         }
+        archive::rangecache::shared().render(out);
     }
 
     /// The counters, for tests and the appliance.
