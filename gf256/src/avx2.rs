@@ -52,7 +52,7 @@ mod x86 {
     };
 
     use super::available;
-    use crate::tables::{HIGH, LOW, inverse};
+    use crate::tables::{HIGH, LOW};
     use crate::{AugmentedRows, MAX_TERMS, VECTOR_BYTES};
 
     /// Outputs accumulated in registers per pass over the inputs.
@@ -246,11 +246,7 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     fn eliminate_avx2(rows: &mut AugmentedRows, size: usize) -> bool {
         for pivot in 0..size {
-            let Some(source) = (pivot..size).find(|&row| rows[row][pivot] != 0) else {
-                return false;
-            };
-            rows.swap(pivot, source);
-            let Some(scale) = inverse(rows[pivot][pivot]) else {
+            let Some(scale) = crate::scalar::take_pivot(rows, pivot, size) else {
                 return false;
             };
             // SAFETY (every load and store below): offsets 0 and 32 of 64-byte rows.

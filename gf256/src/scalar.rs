@@ -32,15 +32,19 @@ pub(crate) fn dot_products(
     }
 }
 
+/// Moves a row with a non-zero entry in column `pivot` (from `pivot` on) to row `pivot` and returns
+/// the inverse of that entry, the row's scale; `None` when the column has no such row (singular).
+pub(crate) fn take_pivot(rows: &mut AugmentedRows, pivot: usize, size: usize) -> Option<u8> {
+    let source = (pivot..size).find(|&row| rows[row][pivot] != 0)?;
+    rows.swap(pivot, source);
+    inverse(rows[pivot][pivot])
+}
+
 /// Gauss-Jordan on the `[M | I]` rows: afterwards the right half holds `M⁻¹`. False when `M` is
 /// singular (no pivot in some column).
 pub(crate) fn eliminate(rows: &mut AugmentedRows, size: usize) -> bool {
     for pivot in 0..size {
-        let Some(source) = (pivot..size).find(|&row| rows[row][pivot] != 0) else {
-            return false;
-        };
-        rows.swap(pivot, source);
-        let Some(scale) = inverse(rows[pivot][pivot]) else {
+        let Some(scale) = take_pivot(rows, pivot, size) else {
             return false;
         };
         let mut normalized = [0u8; 2 * crate::MAX_TERMS];

@@ -21,6 +21,17 @@ fn every_product_matches_the_erasure_crate() {
     assert_eq!(gf256::div(7, 0), None);
 }
 
+/// A deterministic byte stream from `seed` (xorshift64).
+fn xorshift(seed: u64) -> impl FnMut() -> u8 {
+    let mut state = seed | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state as u8
+    }
+}
+
 /// `output ^= c · input` the reference way.
 fn reference_mul_add(c: u8, input: &[u8], output: &mut [u8]) {
     for (out, &byte) in output.iter_mut().zip(input) {
@@ -46,13 +57,7 @@ proptest! {
         len in 0usize..200,
         seed: u64,
     ) {
-        let mut state = seed | 1;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        };
+        let mut next = xorshift(seed);
         let inputs: Vec<Vec<u8>> = (0..terms).map(|_| (0..len).map(|_| next()).collect()).collect();
         let coefficients: Vec<u8> = (0..terms * outputs).map(|_| next()).collect();
         let mut expected = vec![vec![0u8; len]; outputs];
@@ -112,13 +117,7 @@ fn reference_product(a: &[[u8; 32]], b: &[[u8; 32]], size: usize) -> Vec<Vec<u8>
 proptest! {
     #[test]
     fn inverse_times_matrix_is_identity(size in 0usize..=32, seed: u64) {
-        let mut state = seed | 1;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        };
+        let mut next = xorshift(seed);
         let mut matrix = [[0u8; 32]; 32];
         for row in matrix.iter_mut().take(size) {
             for entry in row.iter_mut().take(size) {
