@@ -39,7 +39,7 @@ fn encode(coder: &ErasureCoder, shards: &mut [Vec<u8>]) {
 }
 
 /// Rebuilds the data shards whose bit is set in `missing` (bit = erasure index), in place.
-fn reconstruct(coder: &mut ErasureCoder, shards: &mut [Vec<u8>], missing: u64) {
+fn reconstruct(coder: &ErasureCoder, shards: &mut [Vec<u8>], missing: u64) {
     let mut iter = shards.iter_mut();
     let mut refs: [&mut [u8]; SHREDS_PER_FEC_SET] =
         std::array::from_fn(|_| iter.next().expect("64 shards").as_mut_slice());
@@ -49,7 +49,7 @@ fn reconstruct(coder: &mut ErasureCoder, shards: &mut [Vec<u8>], missing: u64) {
 }
 
 fn rs_recovery(c: &mut Criterion) {
-    let mut coder = ErasureCoder::new();
+    let coder = ErasureCoder::new();
     let original = encoded_set(&coder);
     let one_data: u64 = 1 << 17;
     // Every other data shard and every other coding shred: exactly 32 of 64 remain.
@@ -64,7 +64,7 @@ fn rs_recovery(c: &mut Criterion) {
                 shard.fill(0xEE);
             }
         }
-        reconstruct(&mut coder, &mut damaged, missing);
+        reconstruct(&coder, &mut damaged, missing);
         assert_eq!(
             damaged[..DATA_SHREDS_PER_FEC_SET],
             original[..DATA_SHREDS_PER_FEC_SET]
@@ -84,7 +84,7 @@ fn rs_recovery(c: &mut Criterion) {
     ] {
         group.bench_function(name, |b| {
             let mut shards = original.clone();
-            b.iter(|| reconstruct(&mut coder, black_box(&mut shards), missing));
+            b.iter(|| reconstruct(&coder, black_box(&mut shards), missing));
         });
     }
     group.finish();

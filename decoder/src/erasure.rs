@@ -78,6 +78,8 @@ impl Default for ErasureCoder {
 impl ErasureCoder {
     /// Builds the reference encoder and reads its parity matrix.
     pub fn new() -> Self {
+        // 32 + 32 ≤ 256 shards is within GF(2^8)'s limit, so construction cannot fail; the match
+        // keeps the invariant visible without an unwrap.
         let reed_solomon = match ReedSolomon::new(DATA, CODING) {
             Ok(reed_solomon) => reed_solomon,
             Err(error) => panic!("32:32 Reed-Solomon must be constructible: {error:?}"),
@@ -107,8 +109,9 @@ impl ErasureCoder {
 
     /// Rebuilds, in place, every data shard whose bit is clear in `present` (bit `i` = shard `i`
     /// of the 64, data first). All shards have the same length; present ones are read only.
+    /// Nothing is written when an error is returned.
     pub fn reconstruct_data(
-        &mut self,
+        &self,
         shards: &mut [&mut [u8]; SHREDS_PER_FEC_SET],
         present: u64,
     ) -> Result<(), ErasureError> {
@@ -237,6 +240,8 @@ impl ErasureCoder {
         gf256::invert(&submatrix, missing.len()).map_err(|_| ErasureError::SingularMatrix)
     }
 
+    /// Computes the 32 parity shards from the 32 data shards with the reference encoder (tests and
+    /// tools that build FEC sets).
     pub fn encode(&self, shards: &mut [&mut [u8]; SHREDS_PER_FEC_SET]) -> Result<(), ErasureError> {
         self.reed_solomon
             .encode(&mut shards[..])
@@ -262,7 +267,7 @@ mod tests {
     }
 
     fn recover(buffers: &mut [Vec<u8>], present: u64) -> Result<(), ErasureError> {
-        let mut coder = ErasureCoder::new();
+        let coder = ErasureCoder::new();
         let mut refs: Vec<&mut [u8]> = buffers.iter_mut().map(|b| b.as_mut_slice()).collect();
         coder.reconstruct_data((&mut refs[..]).try_into().unwrap(), present)
     }

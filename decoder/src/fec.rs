@@ -512,7 +512,7 @@ impl FecResolver {
             return None;
         }
         let missing_data = !set.data_present();
-        match recovery::recover(set, &mut self.coder, self.authenticate) {
+        match recovery::recover(set, &self.coder, self.authenticate) {
             Ok(()) => {
                 set.state = SetState::Complete;
                 self.counters.sets_completed += 1;
@@ -651,7 +651,7 @@ mod tests {
         let (mut resolver, set_slot) = resolver_with_31_data_shreds();
         plant_coding_shred(&mut resolver, set_slot, None);
         let set = &mut resolver.sets[set_slot as usize];
-        recovery::recover(set, &mut resolver.coder, true).unwrap();
+        recovery::recover(set, &resolver.coder, true).unwrap();
         assert_eq!(&set.buffers[31][..1203], first_set()[31]);
     }
 
@@ -662,7 +662,7 @@ mod tests {
         plant_coding_shred(&mut resolver, set_slot, Some(500));
         let set = &mut resolver.sets[set_slot as usize];
         assert_eq!(
-            recovery::recover(set, &mut resolver.coder, true),
+            recovery::recover(set, &resolver.coder, true),
             Err(RecoveryError::RootMismatch)
         );
     }

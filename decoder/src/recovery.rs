@@ -17,7 +17,7 @@
 
 use thiserror::Error;
 
-use crate::erasure::{ErasureCoder, ErasureError, SHARD_LEN_MAX};
+use crate::erasure::{ErasureCoder, ErasureError};
 use crate::fec::FecSet;
 use crate::merkle::{self, HalfTree};
 use crate::shred::{
@@ -27,9 +27,6 @@ use crate::shred::{
 
 /// Proof entries below the top one: the levels inside one half of the tree.
 const HALF_PROOF_LEN: usize = 5 * MERKLE_PROOF_ENTRY_LEN;
-
-/// Bytes the erasure crate's AVX2 kernel handles per step; shards are padded to a multiple.
-const RS_SIMD_WIDTH: usize = 32;
 
 /// Why a set's recovery was rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
@@ -65,7 +62,7 @@ impl RecoveryError {
 /// `authenticate` (trusted feeds), steps 3 and 4 are skipped: no leaf hashes, root check or proofs.
 pub(crate) fn recover(
     set: &mut FecSet,
-    coder: &mut ErasureCoder,
+    coder: &ErasureCoder,
     authenticate: bool,
 ) -> Result<(), RecoveryError> {
     let shard_len = set.variant.shard_len().ok_or(RecoveryError::NoShardRoom)?;
@@ -73,21 +70,12 @@ pub(crate) fn recover(
     let authenticated_coding = (DATA_SHREDS_PER_FEC_SET..SHREDS_PER_FEC_SET)
         .find(|e| present >> e & 1 == 1)
         .ok_or(RecoveryError::NoCodingShred)?;
-    // Reed-Solomon works column by column, so the shards may run past their end: padded to the
-    // 32-byte SIMD width, the whole length takes the vector path instead of leaving up to 31
-    // bytes per multiply to the crate's byte-at-a-time tail (~8% of the decode path). The extra
-    // columns read bytes that follow each shard in its buffer and write junk only into the
-    // missing data shreds past their shard, i.e. into the chained root, proof and retransmitter
-    // signature that `rebuild_data_shred` (and, authenticated, the proof writer) rewrite below.
-    // Every buffer holds CODE_SHRED_LEN bytes and the coding shard starts latest, so the padded
-    // length is capped at SHARD_LEN_MAX (= CODE_SHRED_LEN - coding shard offset).
-    let padded_len = shard_len.next_multiple_of(RS_SIMD_WIDTH).min(SHARD_LEN_MAX);
     let mut erasure_index = 0;
     let mut shards = set.buffers.each_mut().map(|buffer| {
         let kind = kind_of(erasure_index);
         erasure_index += 1;
         let start = shred::shard_offset(kind);
-        &mut buffer[start..start + padded_len]
+        &mut buffer[start..start + shard_len]
     });
     coder.reconstruct_data(&mut shards, present)?;
 

@@ -1,11 +1,12 @@
 //! The AVX2 kernels (x86-64 only; elsewhere [`available`] is false and nothing here runs).
 //!
 //! A byte times a constant is `LOW[c][b & 15] ^ HIGH[c][b >> 4]`; `vpshufb` looks up 32 nibbles
-//! in a 16-entry table broadcast to both lanes. Each kernel handles the whole 32-byte chunks of
-//! its slices and returns how many bytes that was; the caller finishes the tail with the scalar
-//! kernel (the dot products instead finish with one overlapping chunk). Loads and stores are
+//! in a 16-entry table broadcast to both lanes. Each entry point checks for AVX2 itself (the one
+//! safety gate) and falls back to nothing (`dot_products` returns 0 bytes done, the caller's
+//! scalar kernel does the rest) or to the scalar path (`eliminate`). Loads and stores are
 //! unaligned and stay inside the slices: a chunk starting at `offset` is only touched when
-//! `offset + 32 <= len`, with `len` checked equal for every slice.
+//! `offset + 32 <= len`, with `len` checked equal for every slice; an odd length ends with one
+//! chunk overlapping the previous one.
 
 /// Whether the running CPU has AVX2 (cached by the standard library after the first call).
 #[inline]
@@ -18,11 +19,6 @@ pub(crate) fn available() -> bool {
     {
         false
     }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-pub(crate) fn mul_add(_c: u8, _input: &[u8], _output: &mut [u8]) -> usize {
-    0
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -41,7 +37,7 @@ pub(crate) fn eliminate(rows: &mut crate::AugmentedRows, size: usize) -> bool {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::{dot_products, eliminate, mul_add};
+pub(crate) use x86::{dot_products, eliminate};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
@@ -116,35 +112,6 @@ mod x86 {
         debug_assert!(offset + VECTOR_BYTES <= slice.len());
         // SAFETY: the caller keeps the 32 bytes inside `slice`; the store is unaligned.
         unsafe { _mm256_storeu_si256(slice.as_mut_ptr().add(offset).cast(), value) }
-    }
-
-    /// `output ^= c · input` over the whole chunks; returns the bytes done.
-    pub(crate) fn mul_add(c: u8, input: &[u8], output: &mut [u8]) -> usize {
-        if !available() {
-            return 0;
-        }
-        // SAFETY: AVX2 was detected on this CPU just above.
-        unsafe { mul_add_avx2(c, input, output) }
-    }
-
-    #[target_feature(enable = "avx2")]
-    fn mul_add_avx2(c: u8, input: &[u8], output: &mut [u8]) -> usize {
-        let len = input.len().min(output.len());
-        let chunks = len / VECTOR_BYTES;
-        let tables = tables(c);
-        for chunk in 0..chunks {
-            let offset = chunk * VECTOR_BYTES;
-            // SAFETY: offset + 32 <= chunks * 32 <= len, the length of both slices.
-            unsafe {
-                let product = product(tables, nibbles(load(input, offset)));
-                store(
-                    output,
-                    offset,
-                    _mm256_xor_si256(load(output, offset), product),
-                );
-            }
-        }
-        chunks * VECTOR_BYTES
     }
 
     /// The dot products of `crate::dot_products` over `len` bytes (every slice is `len` long, at

@@ -2,14 +2,13 @@
 //! x⁸ + x⁴ + x³ + x² + 1, `0x11D`, the one of `reed-solomon-erasure`), and the bulk kernels
 //! Reed-Solomon recovery spends its time in:
 //!
-//! - [`mul_add`]: `output ^= c · input`, one coefficient over a slice;
 //! - [`dot_products`]: `outputs[j] = Σᵢ coefficients[j][i] · inputs[i]`, every missing shard of a
 //!   set from all the shards it is recovered from in one pass. Each 32-byte column of an input is
 //!   loaded once per group of eight outputs and accumulated in registers, instead of one
-//!   load-multiply-store pass over the output per (input, output) pair.
-//!
+//!   load-multiply-store pass over the output per (input, output) pair;
 //! - [`invert`]: Gauss-Jordan inversion of a square matrix of at most 32 × 32 (the decoding
-//!   matrix of a loss pattern), with every row operation a 64-byte vector multiply-add.
+//!   matrix of a loss pattern), with every row operation a 64-byte vector multiply-add;
+//! - [`mul_add`]: `output ^= c · input`, byte at a time (small rows; the scalar elimination).
 //!
 //! Multiplication by a constant is two 16-entry table lookups (low and high nibble), which AVX2
 //! does 32 bytes at a time with `vpshufb` (the technique of ISA-L and of the erasure crate's C
@@ -23,8 +22,7 @@ mod tables;
 
 pub use tables::{div, inverse, mul};
 
-/// Length of the column chunk the vector kernels work on; slices whose length is a multiple of it
-/// never take the byte-at-a-time tail.
+/// Length of the column chunk the vector kernels work on.
 pub const VECTOR_BYTES: usize = 32;
 
 /// Most inputs or outputs of one [`dot_products`] call (the 32 data shreds of a FEC set).
@@ -59,12 +57,7 @@ pub fn invert(
         row[..size].copy_from_slice(&source[..size]);
         row[size + r] = 1;
     }
-    let eliminated = if avx2::available() {
-        avx2::eliminate(&mut rows, size)
-    } else {
-        scalar::eliminate(&mut rows, size)
-    };
-    if !eliminated {
+    if !avx2::eliminate(&mut rows, size) {
         return Err(KernelError::Singular);
     }
     let mut inverse = [[0u8; MAX_TERMS]; MAX_TERMS];
@@ -74,20 +67,14 @@ pub fn invert(
     Ok(inverse)
 }
 
-/// `output[k] ^= c · input[k]` for every byte.
+/// `output[k] ^= c · input[k]` for every byte (portable; nothing on the hot path uses it).
 pub fn mul_add(c: u8, input: &[u8], output: &mut [u8]) -> Result<(), KernelError> {
     if input.len() != output.len() {
         return Err(KernelError::LengthMismatch);
     }
-    if c == 0 {
-        return Ok(());
+    if c != 0 {
+        scalar::mul_add(c, input, output);
     }
-    let done = if avx2::available() {
-        avx2::mul_add(c, input, output)
-    } else {
-        0
-    };
-    scalar::mul_add(c, &input[done..], &mut output[done..]);
     Ok(())
 }
 
@@ -114,11 +101,7 @@ pub fn dot_products(
     {
         return Err(KernelError::LengthMismatch);
     }
-    let done = if avx2::available() {
-        avx2::dot_products(coefficients, inputs, outputs, len)
-    } else {
-        0
-    };
+    let done = avx2::dot_products(coefficients, inputs, outputs, len);
     scalar::dot_products(coefficients, inputs, outputs, done);
     Ok(())
 }
