@@ -16,21 +16,12 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder};
+use decoder::{LeaderSchedule, ShredDecoder};
 
-use bench::steady::{FeedOrder, SteadyFeed};
+use bench::steady::{FeedOrder, SteadyFeed, steady_decoder_config};
 
 /// Loops renumbered at a time before the timed ones (~4 MB each).
 const LOOPS_AHEAD: usize = 48;
-
-fn production_config(authenticate: bool) -> DecoderConfig {
-    let mut config = DecoderConfig {
-        shred_version: Some(bench::SHRED_VERSION),
-        ..DecoderConfig::default()
-    };
-    config.fec.authenticate = authenticate;
-    config
-}
 
 fn decode_steady(c: &mut Criterion) {
     let mut group = c.benchmark_group("decode_steady");
@@ -43,7 +34,7 @@ fn decode_steady(c: &mut Criterion) {
                 _ => LeaderSchedule::Unchecked,
             };
             let mut decoder =
-                ShredDecoder::new(production_config(mode != "unauthenticated"), leaders);
+                ShredDecoder::new(steady_decoder_config(mode != "unauthenticated"), leaders);
             let mut records = Vec::new();
             // Warm-up loops, checked: nothing rejected, batches and transactions every loop.
             let mut first = None;

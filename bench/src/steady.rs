@@ -8,9 +8,9 @@
 //! the decode; a worker of `appliance run` instead reuses the same warm pools for days. This feed
 //! lets a bench keep one decoder, so the timed loop is the steady state.
 
-use decoder::LeaderSchedule;
 use decoder::merkle::Hash;
 use decoder::reslot::Reslotter;
+use decoder::{DecoderConfig, LeaderSchedule};
 use ed25519_dalek::SigningKey;
 
 use crate::{fixture_slots, read_fixture, records};
@@ -35,6 +35,17 @@ fn shred_id(record: &[u8]) -> (u64, ShredId) {
     let slot = u64::from_le_bytes(field(SLOT_RANGE));
     let index = u64::from_le_bytes(field(INDEX_RANGE)) as u32;
     (slot, (record[VARIANT_OFFSET] & 0x80 != 0, index))
+}
+
+/// The decoder a steady-state bench keeps: production pools and bounds, the fixtures' shred
+/// version; `authenticate = false` is the trusted-feed mode.
+pub fn steady_decoder_config(authenticate: bool) -> DecoderConfig {
+    let mut config = DecoderConfig {
+        shred_version: Some(crate::SHRED_VERSION),
+        ..DecoderConfig::default()
+    };
+    config.fec.authenticate = authenticate;
+    config
 }
 
 /// Which records a loop holds, in which order.

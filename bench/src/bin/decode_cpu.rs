@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder};
+use decoder::{LeaderSchedule, ShredDecoder};
 
-use bench::steady::{FeedOrder, SteadyFeed};
+use bench::steady::{FeedOrder, SteadyFeed, steady_decoder_config};
 
 /// Loops decoded before the clock starts.
 const WARM_UP_LOOPS: usize = 4;
@@ -74,12 +74,7 @@ fn main() -> anyhow::Result<()> {
         } else {
             LeaderSchedule::Unchecked
         };
-        let mut config = DecoderConfig {
-            shred_version: Some(bench::SHRED_VERSION),
-            ..DecoderConfig::default()
-        };
-        config.fec.authenticate = authenticate;
-        let mut decoder = ShredDecoder::new(config, leaders);
+        let mut decoder = ShredDecoder::new(steady_decoder_config(authenticate), leaders);
         let loops: Vec<Vec<Vec<u8>>> = (0..WARM_UP_LOOPS + args.loops)
             .map(|_| {
                 let mut records = Vec::new();
