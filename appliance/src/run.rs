@@ -696,33 +696,41 @@ fn replay(captures: &[Vec<u8>], target: SocketAddr, pacing: Pacing) -> anyhow::R
 /// Sends paced shreds: one `send` per shred in uniform mode; in per-FEC-set mode one
 /// `sendmmsg` per run of a set's shreds, after waiting for the set's due time.
 struct ReplaySender {
-    socket: UdpSocket,
-    target: SocketAddr,
-    burst: Option<BurstSender>,
+    transport: ReplayTransport,
     pacer: Pacer,
     /// Datagrams sent so far.
     sent: u64,
 }
 
+/// The socket of a replay, by pacing mode.
+enum ReplayTransport {
+    Uniform {
+        socket: UdpSocket,
+        target: SocketAddr,
+    },
+    PerFecSet(BurstSender),
+}
+
 impl ReplaySender {
     fn new(target: SocketAddr, pacing: Pacing) -> anyhow::Result<Self> {
-        let burst = if pacing.per_fec_set {
-            Some(BurstSender::connect(target).context("replay burst socket")?)
+        let transport = if pacing.per_fec_set {
+            ReplayTransport::PerFecSet(BurstSender::connect(target).context("replay burst socket")?)
         } else {
-            None
+            ReplayTransport::Uniform {
+                socket: UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?,
+                target,
+            }
         };
         Ok(Self {
-            socket: UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?,
-            target,
-            burst,
+            transport,
             pacer: Pacer::new(pacing),
             sent: 0,
         })
     }
 
     fn send(&mut self, shreds: &[&[u8]]) -> anyhow::Result<()> {
-        match &mut self.burst {
-            Some(burst) => {
+        match &mut self.transport {
+            ReplayTransport::PerFecSet(burst) => {
                 for run in fec_set_runs(shreds) {
                     if let Some(first) = run.first() {
                         self.pacer.wait(self.sent, first);
@@ -730,10 +738,10 @@ impl ReplaySender {
                     self.sent += burst.send(run).context("replay sendmmsg")? as u64;
                 }
             }
-            None => {
+            ReplayTransport::Uniform { socket, target } => {
                 for shred in shreds {
                     self.pacer.wait(self.sent, shred);
-                    self.socket.send_to(shred, self.target)?;
+                    socket.send_to(shred, *target)?;
                     self.sent += 1;
                 }
             }
