@@ -31,6 +31,12 @@ mod workers;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// mimalloc instead of glibc malloc: a worker allocates per published update (the prost message
+/// and its encoding), and malloc/free took ~15 % of a worker core with glibc
+/// (`cargo bench -p bench --bench pipeline_steady`, docs/workers.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]

@@ -468,6 +468,10 @@ impl<'a> Worker<'a> {
     /// `first_read` stamp is the earliest kernel receive time of the batch's FEC sets
     /// (SO_TIMESTAMPNS on the UDP path; the ring read time on AF_XDP).
     fn publish_batches(&mut self) {
+        // Most datagrams complete no batch: no clock read for them.
+        if self.slots.pending_batches() == 0 {
+            return;
+        }
         let capture_done = unix_nanos();
         while let Some(batch) = self.slots.next_batch() {
             let deshred_done = unix_nanos();
@@ -485,6 +489,9 @@ impl<'a> Worker<'a> {
                     placement,
                     &mut counters.decode,
                 );
+                if updates.is_empty() {
+                    continue;
+                }
                 let decode_done = unix_nanos();
                 for mut update in updates {
                     let timing = stream::ServerTiming {

@@ -37,6 +37,39 @@ fn shred_id(record: &[u8]) -> (u64, ShredId) {
     (slot, (record[VARIANT_OFFSET] & 0x80 != 0, index))
 }
 
+/// Offset of the FEC set index in the common shred header.
+const FEC_SET_INDEX_RANGE: std::ops::Range<usize> = 79..83;
+
+/// Shuffles the records of each FEC set among themselves (Fisher-Yates with SplitMix64 seeded by
+/// the slot), keeping the sets in their order. The complete files hold each set's shreds
+/// contiguously.
+fn shuffle_within_sets(records: &mut [Vec<u8>], slot: u64) {
+    let mut state = slot ^ 0x5EED_5EED;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let set_of = |record: &Vec<u8>| {
+        let mut bytes = [0; 4];
+        bytes.copy_from_slice(&record[FEC_SET_INDEX_RANGE]);
+        u32::from_le_bytes(bytes)
+    };
+    let mut seen = std::collections::HashSet::new();
+    for set in records.chunk_by_mut(|a, b| set_of(a) == set_of(b)) {
+        assert!(
+            seen.insert(set_of(&set[0])),
+            "slot {slot}: a FEC set's shreds are not contiguous in the complete file"
+        );
+        for last in (1..set.len()).rev() {
+            let pick = (next() % (last as u64 + 1)) as usize;
+            set.swap(last, pick);
+        }
+    }
+}
+
 /// The decoder a steady-state bench keeps: production pools and bounds, the fixtures' shred
 /// version; `authenticate = false` is the trusted-feed mode.
 pub fn steady_decoder_config(authenticate: bool) -> DecoderConfig {
@@ -55,6 +88,11 @@ pub enum FeedOrder {
     Lossy,
     /// The complete `slot-<n>.full.bin` files in emitted order.
     Full,
+    /// The complete files with each FEC set's 64 shreds in a random order (sets in emitted
+    /// order, nothing dropped): what a receiver sees from turbine without loss, where data and
+    /// coding shreds interleave, so a set completes on its 32nd shred and its missing data
+    /// shreds are recovered.
+    Turbine,
 }
 
 /// Loops of renumbered fixture slots; see the module docs.
@@ -88,9 +126,13 @@ impl SteadyFeed {
             .flat_map(|(position, &slot)| {
                 let name = match order {
                     FeedOrder::Lossy => format!("slot-{slot}.bin"),
-                    FeedOrder::Full => format!("slot-{slot}.full.bin"),
+                    FeedOrder::Full | FeedOrder::Turbine => format!("slot-{slot}.full.bin"),
                 };
-                records(&read_fixture(&name))
+                let mut records = records(&read_fixture(&name));
+                if order == FeedOrder::Turbine {
+                    shuffle_within_sets(&mut records, slot);
+                }
+                records
                     .into_iter()
                     .map(move |record| {
                         let (record_slot, id) = shred_id(&record);

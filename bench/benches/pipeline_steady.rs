@@ -1,0 +1,241 @@
+//! One worker core's whole pipeline in the steady state (issue 5's "full pipeline shreds/s on one
+//! worker core"): what a worker of `appliance run` does with each datagram its receive ring hands
+//! it, on one thread, with warm pools.
+//!
+//! Per record of a [`SteadyFeed`] loop (six fixture slots renumbered and re-signed loop after
+//! loop): `SetStage::ingest` (parse, Merkle proof, leader signature once per set, store, recover)
+//! with its events applied to the `SlotStage` (one worker owns every slot, as with `--workers 1`),
+//! then for every completed entry batch: every transaction through the DEX decoders into
+//! `SubscribeUpdate`s (`server::updates::transaction_updates`), the six-stamp `ServerTiming`
+//! (`publish` read from the clock per update, as the worker does) and `Feed::publish` into the
+//! real fan-out hub with one started subscriber whose empty filter map matches everything (so each
+//! update is matched and encoded once, and queued). The subscriber's queue is drained outside the
+//! timed region: that is its session task's work, on the runtime's threads.
+//!
+//! Timed with the thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`): throughput is shreds per
+//! CPU-second of the worker thread, the per-core figure, robust to other load on the machine.
+//!
+//! Not included: the receive thread's `recvmmsg` and its copy into the ring (another core), the
+//! fan-out to more subscribers (`benches/fanout.rs`).
+//!
+//! Feeds: `lossy` (the shuffled fixture files with ~38 % of shreds dropped: 84 of 85 sets
+//! recovered; a stress case), `turbine` (every shred, each set's shreds in random order: a set
+//! completes on its 32nd shred and its missing data shreds are recovered), `full` (emitted order:
+//! data shreds first). Modes: `unauthenticated` (trusted feed), `merkle` (Merkle proofs and
+//! chained roots verified, recovered shreds re-authenticated, no leader schedule), `signed` (also
+//! one ed25519 leader signature per FEC set).
+
+use std::time::Duration;
+
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use decoder::decoder::ShredOutcome;
+use decoder::dex::ProgramRegistry;
+use decoder::{LeaderSchedule, SetStage, SlotStage, SlotStageConfig};
+use server::fanout::Subscriber;
+use server::filter::Filters;
+use server::stream_service::Feed;
+use server::updates::{DecodeStats, Placement, transaction_updates};
+use stream_proto::stream::{ServerTiming, SubscribeUpdate, subscribe_update::Update};
+
+use bench::steady::{FeedOrder, SteadyFeed, steady_decoder_config};
+
+/// The appliance's allocator (appliance/src/main.rs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Loops renumbered at a time before the timed ones.
+const LOOPS_AHEAD: usize = 32;
+
+/// What one loop produced.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Pass {
+    rejected: u64,
+    batches: u64,
+    transactions: u64,
+    published: u64,
+}
+
+struct Pipeline {
+    sets: SetStage,
+    slots: SlotStage,
+    registry: ProgramRegistry,
+    stats: DecodeStats,
+    feed: Feed,
+}
+
+fn unix_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() as u64)
+}
+
+fn stamp(update: &mut SubscribeUpdate, timing: ServerTiming) {
+    match update.update.as_mut() {
+        Some(Update::Transaction(transaction)) => transaction.server_timing = Some(timing),
+        Some(Update::Delta(delta)) => {
+            if let Some(envelope) = delta.envelope.as_mut() {
+                envelope.server_timing = Some(timing);
+            }
+        }
+        _ => {}
+    }
+}
+
+impl Pipeline {
+    /// The worker's `ingest` + `publish_batches` for one loop of records.
+    fn run(&mut self, records: &[Vec<u8>]) -> Pass {
+        let mut pass = Pass::default();
+        let now = unix_nanos();
+        for (offset, record) in (0_u64..).zip(records) {
+            let slots = &mut self.slots;
+            let outcome = self
+                .sets
+                .ingest(record, now + offset, &mut |event| slots.apply(&event));
+            if let ShredOutcome::Rejected { .. } = outcome {
+                pass.rejected += 1;
+            }
+            // As the worker: no clock read for a datagram that completes no batch.
+            if self.slots.pending_batches() == 0 {
+                continue;
+            }
+            let capture_done = unix_nanos();
+            while let Some(batch) = self.slots.next_batch() {
+                let deshred_done = unix_nanos();
+                pass.batches += 1;
+                for (tx_index, transaction) in batch.entries.transactions().enumerate() {
+                    pass.transactions += 1;
+                    let placement = Placement {
+                        slot: batch.span.slot,
+                        tx_index: tx_index as u32,
+                    };
+                    let updates = transaction_updates(
+                        &transaction,
+                        &self.registry,
+                        placement,
+                        &mut self.stats,
+                    );
+                    if updates.is_empty() {
+                        continue;
+                    }
+                    let decode_done = unix_nanos();
+                    for mut update in updates {
+                        let timing = ServerTiming {
+                            first_read_unix_nanos: batch.first_rx_ns.min(capture_done),
+                            capture_done_unix_nanos: capture_done,
+                            deshred_done_unix_nanos: deshred_done,
+                            decode_done_unix_nanos: decode_done,
+                            publish_unix_nanos: unix_nanos(),
+                            subscriber_recv_unix_nanos: 0,
+                        };
+                        stamp(&mut update, timing);
+                        self.feed.publish(update);
+                        pass.published += 1;
+                    }
+                }
+            }
+        }
+        pass
+    }
+}
+
+/// CPU time of this thread: the bench reports shreds per CPU-second of the worker thread, so
+/// other processes on the shared cores stretch wall time without changing the result (they
+/// still share caches).
+fn thread_cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec; the clock id is a constant the kernel knows.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
+/// Takes every queued delivery (the subscriber task's part, untimed).
+fn drain(subscriber: &mut Subscriber) -> u64 {
+    let mut taken = 0;
+    while subscriber.try_next().is_some() {
+        taken += 1;
+    }
+    taken
+}
+
+fn pipeline_steady(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pipeline_steady");
+    group.sampling_mode(SamplingMode::Flat).sample_size(20);
+    for order in [FeedOrder::Lossy, FeedOrder::Turbine, FeedOrder::Full] {
+        for mode in ["unauthenticated", "merkle", "signed"] {
+            let mut feed = SteadyFeed::new(order);
+            let leaders = match mode {
+                "signed" => feed.leaders(),
+                _ => LeaderSchedule::Unchecked,
+            };
+            let config = steady_decoder_config(mode != "unauthenticated");
+            let mut pipeline = Pipeline {
+                sets: SetStage::new(config, leaders),
+                slots: SlotStage::new(SlotStageConfig::from(&config)),
+                registry: ProgramRegistry::default(),
+                stats: DecodeStats::default(),
+                feed: Feed::new(1 << 14),
+            };
+            let mut subscriber = Subscriber::new(pipeline.feed.hub().clone());
+            subscriber.replace(Filters::default());
+            pipeline.feed.hub().rebuild();
+
+            // Warm-up loops, checked: nothing rejected, every loop alike, every update delivered.
+            let mut records = Vec::new();
+            let mut first = None;
+            for _ in 0..4 {
+                feed.next_loop(&mut records);
+                let pass = pipeline.run(&records);
+                assert_eq!(pass.rejected, 0, "{order:?}/{mode}: nothing rejected");
+                assert!(pass.published > 0, "{order:?}/{mode}: updates published");
+                assert_eq!(*first.get_or_insert(pass), pass, "every loop decodes alike");
+                assert_eq!(
+                    drain(&mut subscriber),
+                    pass.published,
+                    "{order:?}/{mode}: the subscriber got every update"
+                );
+            }
+            println!("pipeline_steady {order:?}/{mode}: per loop {first:?}");
+
+            let name = format!("{}/{mode}", format!("{order:?}").to_lowercase());
+            group.throughput(Throughput::Elements(feed.records_per_loop() as u64));
+            let mut ready: Vec<Vec<Vec<u8>>> = Vec::new();
+            let mut rejected_in_timed_loops = 0;
+            group.bench_function(name, |b| {
+                b.iter_custom(|iters| {
+                    let mut timed = Duration::ZERO;
+                    for _ in 0..iters {
+                        if ready.is_empty() {
+                            ready = (0..LOOPS_AHEAD)
+                                .map(|_| {
+                                    let mut records = Vec::new();
+                                    feed.next_loop(&mut records);
+                                    records
+                                })
+                                .collect();
+                            ready.reverse();
+                        }
+                        let Some(records) = ready.pop() else { break };
+                        let start = thread_cpu_time();
+                        let pass = std::hint::black_box(pipeline.run(&records));
+                        timed += thread_cpu_time().saturating_sub(start);
+                        rejected_in_timed_loops += pass.rejected;
+                        drain(&mut subscriber);
+                    }
+                    timed
+                });
+            });
+            assert_eq!(
+                rejected_in_timed_loops, 0,
+                "{order:?}/{mode}: timed loops rejected records"
+            );
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, pipeline_steady);
+criterion_main!(benches);
