@@ -213,6 +213,9 @@ pub struct Workers {
     /// Longest park of an idle worker, microseconds: a safety net only, since the threads
     /// feeding a worker unpark it when they publish (docs/workers.md).
     pub park_timeout_us: u64,
+    /// `SCHED_FIFO` priority of the receive and worker threads, 1..=99; 0 = ordinary scheduling
+    /// (docs/workers.md, "Real-time priority"). Needs `CAP_SYS_NICE`.
+    pub realtime_priority: u8,
 }
 
 impl Default for Workers {
@@ -222,6 +225,7 @@ impl Default for Workers {
             forward_slots: 4_096,
             cores: Vec::new(),
             park_timeout_us: 1_000,
+            realtime_priority: 0,
         }
     }
 }
@@ -421,6 +425,12 @@ impl Config {
             self.workers.park_timeout_us as usize,
             10,
             1_000_000,
+        )?;
+        within(
+            "workers.realtime_priority (--realtime-priority)",
+            usize::from(self.workers.realtime_priority),
+            0,
+            usize::from(crate::sched::MAX_PRIORITY),
         )?;
         if let Some(count) = self.workers.count
             && self.workers.cores.len() > count

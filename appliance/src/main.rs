@@ -6,7 +6,7 @@
 //! - `appliance archive index CAR...`: builds archive indexes (issue 7).
 
 // Unsafe code lives only in the receive backends (`receive::{sockopt, udp, xdp}`), the lock-free
-// worker ring (`ring`) and the replay's sendmmsg (`replay_send`), which allow it module by module
+// worker ring (`ring`), the replay's sendmmsg (`replay_send`) and `sched_setscheduler` (`sched`), which allow it module by module
 // with a `// SAFETY:` note on every block.
 #![deny(unsafe_code)]
 
@@ -24,6 +24,8 @@ mod replay_send;
 mod ring;
 
 mod run;
+#[allow(unsafe_code)]
+mod sched;
 mod security;
 mod wake;
 mod workers;

@@ -87,6 +87,9 @@ pub struct RunArgs {
     /// Cores for the workers, in worker order [default: unpinned].
     #[arg(long = "worker-cores", value_delimiter = ',')]
     worker_cores: Vec<usize>,
+    /// SCHED_FIFO priority (1-99) of the receive and worker threads; 0 = off [default: 0].
+    #[arg(long = "realtime-priority")]
+    realtime_priority: Option<u8>,
     /// Datagrams per receive batch (one recvmmsg call or one RX ring pass) [default: 64].
     #[arg(long = "rx-batch")]
     rx_batch: Option<NonZeroUsize>,
@@ -170,6 +173,9 @@ impl RunArgs {
         }
         if !self.worker_cores.is_empty() {
             config.workers.cores.clone_from(&self.worker_cores);
+        }
+        if let Some(priority) = self.realtime_priority {
+            config.workers.realtime_priority = priority;
         }
         if let Some(batch) = self.rx_batch {
             config.sources.receive_batch = batch.get();
@@ -319,6 +325,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         forward_slots: config.workers.forward_slots,
         park_timeout: Duration::from_micros(config.workers.park_timeout_us),
         cores: config.workers.cores.clone(),
+        realtime_priority: config.workers.realtime_priority,
     };
     let (source_rings, worker_rings, ring_stats) =
         crate::workers::build_rings(receive.sources.len(), &pool_options);
@@ -341,6 +348,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     ));
     let pool = PoolConfig {
         batch_capacity: config.sources.receive_batch,
+        realtime_priority: config.workers.realtime_priority,
     };
     let receivers = crate::receive::thread::spawn(receive.sources, pool, source_rings, &shutdown)?;
     let shared = Arc::new(WorkerShared {

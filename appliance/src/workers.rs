@@ -57,6 +57,8 @@ pub struct PoolOptions {
     pub park_timeout: Duration,
     /// Core of each worker, by worker index; missing entries are not pinned.
     pub cores: Vec<usize>,
+    /// `SCHED_FIFO` priority of the workers (0 = ordinary scheduling).
+    pub realtime_priority: u8,
 }
 
 /// The default worker count: 1 on a machine with at most 2 cores, else the cores left after
@@ -266,6 +268,7 @@ pub fn spawn(
             .get(index)
             .map(|&id| core_affinity::CoreId { id });
         let park_timeout = options.park_timeout;
+        let realtime_priority = options.realtime_priority;
         let handle = std::thread::Builder::new()
             .name(format!("worker-{index}"))
             .spawn(move || {
@@ -273,6 +276,7 @@ pub fn spawn(
                     let pinned = core_affinity::set_for_current(core);
                     info!(worker = index, core = core.id, pinned, "worker pinned");
                 }
+                crate::sched::make_current_thread_realtime(realtime_priority, "worker");
                 let mut worker = Worker::new(
                     index,
                     workers,
@@ -604,6 +608,7 @@ mod tests {
             forward_slots: 64,
             park_timeout: Duration::from_secs(3_600),
             cores: Vec::new(),
+            realtime_priority: 0,
         };
         let (mut sources, mut workers, _stats) = build_rings(1, &options);
         let mut source = sources.pop().unwrap();
@@ -694,6 +699,7 @@ mod tests {
             forward_slots: 64,
             park_timeout: Duration::from_secs(3_600),
             cores: Vec::new(),
+            realtime_priority: 0,
         };
         let (mut sources, mut workers, _stats) = build_rings(1, &options);
         let mut source = sources.pop().unwrap();

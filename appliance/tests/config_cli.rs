@@ -96,10 +96,30 @@ fn bad_configurations_fail_with_the_field_named() {
             "{output:?}"
         );
     }
-    let output = check(&["--workers", "3", "--worker-cores", "0,1"]);
+    let output = check(&["--realtime-priority", "100"]);
+    assert!(
+        !output.status.success(),
+        "--realtime-priority 100 was accepted"
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("workers.realtime_priority"),
+        "{output:?}"
+    );
+    let output = check(&[
+        "--workers",
+        "3",
+        "--worker-cores",
+        "0,1",
+        "--realtime-priority",
+        "20",
+    ]);
     assert!(output.status.success(), "{output:?}");
     let printed: toml::Value = toml::from_str(&String::from_utf8(output.stdout).unwrap()).unwrap();
     assert_eq!(printed["workers"]["count"].as_integer(), Some(3));
+    assert_eq!(
+        printed["workers"]["realtime_priority"].as_integer(),
+        Some(20)
+    );
     assert_eq!(
         printed["workers"]["cores"].as_array().map(Vec::len),
         Some(2)

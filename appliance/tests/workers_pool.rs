@@ -75,6 +75,32 @@ fn decode(path: &PathBuf) -> ([u64; 3], HashSet<Vec<u8>>) {
     (totals, signatures)
 }
 
+/// Scheduling policy (`/proc/PID/task/TID/stat` field 41: 0 ordinary, 1 SCHED_FIFO) of each
+/// thread of `pid`, by thread name.
+fn thread_policies(pid: u32) -> Vec<(String, u64)> {
+    let mut policies = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let task = task.unwrap().path();
+        let name = std::fs::read_to_string(task.join("comm")).unwrap();
+        let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+        // Fields after the parenthesised command name start at field 3.
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        let policy = after_name.split(' ').nth(41 - 3).unwrap().parse().unwrap();
+        policies.push((name.trim().to_owned(), policy));
+    }
+    policies
+}
+
+/// Whether this process may use real-time scheduling (root or CAP_SYS_NICE; CI runs as root).
+fn may_use_realtime() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << 23) != 0) // CAP_SYS_NICE
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_decode_like_appliance_decode() {
     let udp: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
@@ -83,10 +109,12 @@ async fn two_workers_decode_like_appliance_decode() {
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--workers", "2", "--udp", &udp.to_string()])
         .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
+        .args(["--realtime-priority", "5"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let pid = child.id();
     let _appliance = Appliance { child };
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut client = loop {
@@ -98,6 +126,26 @@ async fn two_workers_decode_like_appliance_decode() {
             Err(error) => panic!("no gRPC server on {grpc}: {error}"),
         }
     };
+    // `--realtime-priority`: the receive thread and both workers run under SCHED_FIFO, the
+    // runtime's threads do not.
+    let policies = thread_policies(pid);
+    let fifo = |prefix: &str| {
+        policies
+            .iter()
+            .filter(|(name, policy)| name.starts_with(prefix) && *policy == 1)
+            .count()
+    };
+    if may_use_realtime() {
+        assert_eq!(fifo("worker-"), 2, "{policies:?}");
+        assert_eq!(fifo("rx-"), 1, "{policies:?}");
+        assert_eq!(
+            policies.iter().filter(|(_, policy)| *policy == 1).count(),
+            3,
+            "only the hot threads: {policies:?}"
+        );
+    } else {
+        eprintln!("no CAP_SYS_NICE: SCHED_FIFO not checked ({policies:?})");
+    }
     let request = SubscribeRequest {
         subscriptions: Default::default(),
         ping_id: None,

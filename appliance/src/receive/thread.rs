@@ -33,6 +33,8 @@ const HOUSEKEEPING: Duration = Duration::from_millis(100);
 pub struct PoolConfig {
     /// Datagrams per batch (and per `recvmmsg` call).
     pub batch_capacity: usize,
+    /// `SCHED_FIFO` priority of the receive threads (0 = ordinary scheduling).
+    pub realtime_priority: u8,
 }
 
 /// A source to start: the backend, its counters, and the core to pin its thread to.
@@ -93,9 +95,11 @@ pub fn spawn(
         let batch = RxBatch::new(pool.batch_capacity);
         let shutdown = Arc::clone(shutdown);
         let name = format!("rx-{}-{index}", spec.metrics.kind);
-        let handle = std::thread::Builder::new()
-            .name(name)
-            .spawn(move || receive_loop(spec, batch, rings, &shutdown))?;
+        let realtime_priority = pool.realtime_priority;
+        let handle = std::thread::Builder::new().name(name).spawn(move || {
+            crate::sched::make_current_thread_realtime(realtime_priority, "receive");
+            receive_loop(spec, batch, rings, &shutdown)
+        })?;
         handles.push(handle);
     }
     Ok(handles)
@@ -211,7 +215,10 @@ mod tests {
         };
         // Room for every datagram: none may be dropped.
         let (producer, mut consumer) = ring::<Datagram>(1024);
-        let pool = PoolConfig { batch_capacity: 7 };
+        let pool = PoolConfig {
+            batch_capacity: 7,
+            realtime_priority: 0,
+        };
         let rings = SourceRings {
             rings: vec![producer],
             wakers: Vec::new(),
