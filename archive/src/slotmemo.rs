@@ -213,10 +213,10 @@ mod tests {
         memo.update(1, 11, |f| f.range = Some(None));
         // Facts of one slot merge; the blockhash is still unknown for slot 11.
         memo.update(1, 10, |f| f.blockhash = Some([3; 32]));
+        assert_eq!(memo.get(1, 11, hash), None);
         assert_eq!(memo.get(1, 10, range), Some(Some((5, 7))));
         assert_eq!(memo.get(1, 10, hash), Some([3; 32]));
-        assert_eq!(memo.get(1, 11, hash), None);
-        // Slot 10 is the most recent: a third slot evicts slot 11.
+        // Slot 10 is the most recently used: a third slot evicts slot 11.
         memo.update(2, 10, |f| f.range = Some(None));
         assert_eq!(memo.get(1, 11, range), None);
         assert_eq!(memo.get(1, 10, range), Some(Some((5, 7))));

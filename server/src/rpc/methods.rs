@@ -307,7 +307,10 @@ pub fn get_signatures_for_address(
             unindexed_epoch: Some(epoch),
             ..
         }) => {
-            tracing::debug!(epoch, "getSignaturesForAddress reached an epoch without asig");
+            tracing::debug!(
+                epoch,
+                "getSignaturesForAddress reached an epoch without asig"
+            );
             Outcome::Error(RpcError::transaction_history_not_available())
         }
         Ok(found) => to_json(&found.rows),
