@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Default bound of the shared memo, in entries (~100 bytes each with bookkeeping).
+/// Default bound of the shared memo, in entries (about 150 bytes each with the map and LRU order).
 pub const DEFAULT_ENTRIES: usize = 65_536;
 
 /// (piece id, slot).

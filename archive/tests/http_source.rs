@@ -327,7 +327,7 @@ fn public_files_only_epochs_answer_like_the_full_index_set() {
     let ranges = Arc::new(AtomicUsize::new(0));
     let base = serve(
         host.path().to_path_buf(),
-        ranges,
+        ranges.clone(),
         Arc::new(AtomicUsize::new(0)),
     );
     let reference = EpochArchive::open_http(&format!("{base}/full"), &[4, 5]).unwrap();
@@ -421,6 +421,17 @@ fn public_files_only_epochs_answer_like_the_full_index_set() {
     );
     let memo = archive::slotmemo::shared().counts();
     assert!(memo.hits > 0 && memo.entries > 0, "{memo:?}");
+    // With the memo warm a getBlock costs one range request (the slot's bytes), as with
+    // slot-ranges.raw; a freshly opened epoch (cold memo and range cache) costs a few more.
+    let before = ranges.load(Ordering::Relaxed);
+    remote.block(first_five).unwrap();
+    assert_eq!(ranges.load(Ordering::Relaxed) - before, 1);
+    let fresh = EpochArchive::open_http(&format!("{base}/public"), &[4, 5]).unwrap();
+    let before = ranges.load(Ordering::Relaxed);
+    fresh.block(five[3].slot).unwrap();
+    let cold = ranges.load(Ordering::Relaxed) - before;
+    eprintln!("cold getBlock over public files only: {cold} range requests");
+    assert!(cold > 1);
 
     // getSignaturesForAddress: no address index here. The walk names the newest such epoch.
     let query = SignatureQuery {
