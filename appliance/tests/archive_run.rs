@@ -653,12 +653,12 @@ fn serves_a_host_that_publishes_only_the_public_files() {
     // The same epochs with the full index set (the reference answers), and the public files
     // with an upstream stand-in.
     let (_reference, reference) = start(&["--archive".into(), format!("{full_base}#1")]);
-    let (upstream, seen) = standin_upstream(None);
+    let (upstream_url, seen) = standin_upstream(None);
     let (_routed, routed) = start(&[
         "--archive".into(),
         format!("{public_base}#1"),
         "--upstream".into(),
-        upstream,
+        upstream_url.clone(),
     ]);
 
     let hash_of: HashMap<u64, String> = inputs
@@ -753,16 +753,36 @@ fn serves_a_host_that_publishes_only_the_public_files() {
 
     // getSignaturesForAddress: no address index behind the public host. Without an upstream:
     // -32011; with one, the call goes to it and its answer (the stand-in's `[]`) is returned;
-    // the full index set has rows for the same address.
-    let address = bs58::encode(
-        txwire::summarize(&wires_of(&inputs)[0][..])
-            .unwrap()
-            .static_keys[0],
-    )
-    .into_string();
+    // the full index set has rows for the same address (a payer with transactions in both
+    // epochs).
+    let boundary = 2 * 432_000;
+    let mut epochs_of: HashMap<[u8; 32], (bool, bool)> = HashMap::new();
+    for block in &inputs {
+        for tx in block.entries.iter().flat_map(|e| &e.transactions) {
+            let payer = txwire::summarize(&tx.wire).unwrap().static_keys[0];
+            let seen_in = epochs_of.entry(payer).or_default();
+            if block.slot < boundary {
+                seen_in.0 = true;
+            } else {
+                seen_in.1 = true;
+            }
+        }
+    }
+    let payer = epochs_of
+        .iter()
+        .find(|(_, both)| **both == (true, true))
+        .map(|(key, _)| *key)
+        .expect("a payer in both epochs");
+    let address = bs58::encode(payer).into_string();
     let params = json!([address, {"limit": 1000}]);
     let (_, want) = rpc(reference, "getSignaturesForAddress", params.clone());
-    assert!(!want["result"].as_array().unwrap().is_empty(), "{want}");
+    let want = want["result"].as_array().unwrap().clone();
+    let newer: Vec<Value> = want
+        .iter()
+        .filter(|r| r["slot"].as_u64().unwrap() >= boundary)
+        .cloned()
+        .collect();
+    assert!(!newer.is_empty() && newer.len() < want.len(), "{want:?}");
     let (status, got) = rpc(alone, "getSignaturesForAddress", params.clone());
     assert_eq!(status, 200);
     assert_eq!(got["error"]["code"], -32011, "{got}");
@@ -778,17 +798,21 @@ fn serves_a_host_that_publishes_only_the_public_files() {
             .count()
     };
     assert_eq!(asked(&seen), 0);
-    let (_, got) = rpc(routed, "getSignaturesForAddress", params);
+    let (_, got) = rpc(routed, "getSignaturesForAddress", params.clone());
     assert_eq!(got["result"], json!([]), "{got}");
     assert_eq!(asked(&seen), 1);
-}
 
-/// Wire bytes of every transaction of `inputs`, in order.
-fn wires_of(inputs: &[archive::writer::BlockInput]) -> Vec<Vec<u8>> {
-    inputs
-        .iter()
-        .flat_map(|b| &b.entries)
-        .flat_map(|e| &e.transactions)
-        .map(|t| t.wire.clone())
-        .collect()
+    // Epoch 2 from the full index set, epoch 1 from the public files: the archive continues the
+    // upstream's (empty) answer with epoch 2's rows and stops at epoch 1.
+    let (_mixed, mixed) = start(&[
+        "--archive".into(),
+        format!("{full_base}#2-2"),
+        "--archive".into(),
+        format!("{public_base}#1-1"),
+        "--upstream".into(),
+        upstream_url,
+    ]);
+    let (_, got) = rpc(mixed, "getSignaturesForAddress", params);
+    assert_eq!(got["result"], json!(newer), "{got}");
+    assert_eq!(asked(&seen), 2);
 }
