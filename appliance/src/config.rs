@@ -245,6 +245,9 @@ pub struct Archive {
     pub catalog_interval: String,
     /// Bound of the cache of index buckets fetched from http(s) sources, in MiB (0 = no cache).
     pub http_cache_mb: usize,
+    /// Bound of the memo of slot ranges and blockhashes derived for sources that publish neither
+    /// `slot-ranges.raw` nor `slot-to-blockhash` (public files only), in slots (0 = no memo).
+    pub slot_memo_entries: usize,
 }
 
 impl Default for Archive {
@@ -255,6 +258,7 @@ impl Default for Archive {
             upstream_ca: None,
             catalog_interval: "24h".into(),
             http_cache_mb: (archive::rangecache::DEFAULT_BYTES >> 20) as usize,
+            slot_memo_entries: archive::slotmemo::DEFAULT_ENTRIES,
         }
     }
 }
@@ -411,6 +415,12 @@ impl Config {
             0,
             1 << 20,
         )?;
+        within(
+            "archive.slot_memo_entries",
+            self.archive.slot_memo_entries,
+            0,
+            1 << 24,
+        )?;
         if let Some(count) = self.workers.count {
             within("workers.count (--workers)", count, 1, 64)?;
         }
@@ -517,7 +527,7 @@ mod tests {
 
     #[test]
     fn bounds_are_checked_and_named() {
-        let cases: [(&str, &str); 15] = [
+        let cases: [(&str, &str); 16] = [
             ("[workers]\ncount = 0\n", "workers.count (--workers)"),
             ("[workers]\ncount = 65\n", "workers.count (--workers)"),
             ("[workers]\nforward_slots = 1\n", "workers.forward_slots"),
@@ -543,6 +553,10 @@ mod tests {
             (
                 "[archive]\nhttp_cache_mb = 2000000\n",
                 "archive.http_cache_mb",
+            ),
+            (
+                "[archive]\nslot_memo_entries = 20000000\n",
+                "archive.slot_memo_entries",
             ),
             (
                 "[archive]\ncatalog_interval = \"daily\"\n",

@@ -366,6 +366,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let trust = server::tls_client::UpstreamTrust::load(config.archive.upstream_ca.as_deref())?;
     // Before any source is opened: remote files take the shared range cache at open.
     archive::rangecache::configure((config.archive.http_cache_mb as u64) << 20);
+    archive::slotmemo::configure(config.archive.slot_memo_entries);
     let rpc = server::rpc::from_flags(
         &config.archive.sources,
         config.archive.upstream.as_deref(),

@@ -559,3 +559,260 @@ fn https_upstream_through_an_extra_ca() {
         },
     );
 }
+
+/// Writes the blocks of a generated run across the boundary of epochs `epoch - 1` and `epoch`
+/// as two whole-epoch CARs under `dir/<N>/` with every index; returns the writer's inputs.
+fn synth_across(dir: &Path, epoch: u64, seed: u64) -> Vec<archive::writer::BlockInput> {
+    use archive::build::{BuildOptions, build_indexes};
+    use archive::synth::{Synth, SynthOptions};
+    use archive::writer::{CarWriter, RootKind, WriterOptions};
+    let boundary = epoch * 432_000;
+    let blocks: Vec<_> = Synth::new(SynthOptions {
+        first_slot: boundary - 12,
+        slots: 24,
+        seed,
+        ..SynthOptions::default()
+    })
+    .collect();
+    for n in [epoch - 1, epoch] {
+        let epoch_dir = dir.join(n.to_string());
+        std::fs::create_dir_all(&epoch_dir).unwrap();
+        let car = epoch_dir.join(format!("epoch-{n}.car"));
+        let mut writer = CarWriter::new(
+            BufWriter::new(std::fs::File::create(&car).unwrap()),
+            RootKind::Epoch(n),
+            WriterOptions::default(),
+        )
+        .unwrap();
+        for block in blocks.iter().filter(|b| b.slot / 432_000 == n) {
+            writer.write_block(block).unwrap();
+        }
+        let (root, _) = writer.finish().unwrap();
+        std::fs::write(epoch_dir.join(format!("epoch-{n}.cid")), root.to_string()).unwrap();
+        build_indexes(
+            &car,
+            &BuildOptions {
+                progress: false,
+                partitions: None,
+            },
+        )
+        .unwrap();
+    }
+    blocks
+}
+
+/// Copies what the public host publishes of `from` (an epoch directory) into `to`: the CAR, its
+/// `.cid` and the five published indexes; not our slot-ranges, slot-to-blockhash and asig files.
+fn copy_published(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let ours = name.ends_with("-slot-ranges.raw")
+            || name.contains("-slot-to-blockhash.")
+            || name.contains("-asig-");
+        if !ours {
+            std::fs::copy(from.join(&name), to.join(&name)).unwrap();
+        }
+    }
+    assert_eq!(std::fs::read_dir(to).unwrap().count(), 7);
+}
+
+#[test]
+fn serves_a_host_that_publishes_only_the_public_files() {
+    let full = tempfile::tempdir().unwrap();
+    let inputs = synth_across(full.path(), 2, 9);
+    let host = tempfile::tempdir().unwrap();
+    copy_published(&full.path().join("1"), &host.path().join("1"));
+    let (public_base, _) = file_server(host.path().to_path_buf());
+    let (full_base, _) = file_server(full.path().to_path_buf());
+
+    // Without an upstream, epoch 1 at start; epoch 2 is published (public files only) while it
+    // runs and the catalog probe activates it.
+    let (_alone, alone) = start(&[
+        "--archive".into(),
+        format!("{public_base}#1"),
+        "--archive-check-interval".into(),
+        "200ms".into(),
+    ]);
+    let first_two = inputs.iter().find(|b| b.slot >= 2 * 432_000).unwrap();
+    let none = |slot: u64| json!([slot, {"transactionDetails": "none", "rewards": false}]);
+    let (_, answer) = rpc(alone, "getBlock", none(first_two.slot));
+    assert_eq!(answer["error"]["code"], -32004, "{answer}");
+    copy_published(&full.path().join("2"), &host.path().join("2"));
+    wait_for(Duration::from_secs(30), "epoch 2 activated", || {
+        rpc(alone, "getBlock", none(first_two.slot)).1["result"]["blockhash"]
+            == bs58::encode(first_two.entries.last().unwrap().hash).into_string()
+    });
+    let text = metrics(alone);
+    assert!(text.contains("archive_epochs_served 2"), "{text}");
+    assert!(
+        text.contains("archive_catalog_activations_total 2"),
+        "{text}"
+    );
+
+    // The same epochs with the full index set (the reference answers), and the public files
+    // with an upstream stand-in.
+    let (_reference, reference) = start(&["--archive".into(), format!("{full_base}#1")]);
+    let (upstream_url, seen) = standin_upstream(None);
+    let (_routed, routed) = start(&[
+        "--archive".into(),
+        format!("{public_base}#1"),
+        "--upstream".into(),
+        upstream_url.clone(),
+    ]);
+
+    let hash_of: HashMap<u64, String> = inputs
+        .iter()
+        .map(|b| {
+            let hash = b.entries.last().unwrap().hash;
+            (b.slot, bs58::encode(hash).into_string())
+        })
+        .collect();
+    let (lo, hi) = (inputs[0].slot, inputs.last().unwrap().slot);
+    for slot in lo..=hi {
+        for details in ["full", "signatures", "accounts", "none"] {
+            let params = json!([slot, {"transactionDetails": details, "rewards": true,
+                "encoding": "json", "maxSupportedTransactionVersion": 0}]);
+            let (_, want) = rpc(reference, "getBlock", params.clone());
+            // (A slot beyond an epoch's last block is not held: the one with an upstream asks it.)
+            let held = inputs.iter().any(|b| b.slot == slot);
+            let apps = if held {
+                vec![alone, routed]
+            } else {
+                vec![alone]
+            };
+            for http in apps {
+                let (status, got) = rpc(http, "getBlock", params.clone());
+                assert_eq!((status, &got), (200, &want), "slot {slot} {details}");
+            }
+        }
+        let (_, want) = rpc(reference, "getBlockTime", json!([slot]));
+        assert_eq!(rpc(alone, "getBlockTime", json!([slot])).1, want, "{slot}");
+        let Some(input) = inputs.iter().find(|b| b.slot == slot) else {
+            // Skipped (-32009) inside an epoch's span, not held (-32004) after its last block:
+            // the same answers as the full index set's (checked above).
+            let (_, got) = rpc(alone, "getBlock", none(slot));
+            let after_last = inputs
+                .iter()
+                .filter(|b| b.slot / 432_000 == slot / 432_000)
+                .all(|b| b.slot < slot);
+            let code = if after_last { -32004 } else { -32009 };
+            assert_eq!(got["error"]["code"], code, "slot {slot}: {got}");
+            continue;
+        };
+        // Against the writer's inputs.
+        assert_eq!(want["result"], json!(input.block_time));
+        let (_, got) = rpc(
+            alone,
+            "getBlock",
+            json!([slot, {"transactionDetails": "signatures", "rewards": true,
+                "maxSupportedTransactionVersion": 0}]),
+        );
+        let result = &got["result"];
+        assert_eq!(result["blockhash"], hash_of[&slot], "slot {slot}");
+        assert_eq!(result["parentSlot"], input.parent_slot);
+        assert_eq!(result["blockTime"], input.block_time);
+        if let Some(parent) = hash_of.get(&input.parent_slot) {
+            // Across the epoch boundary too (the first block of epoch 2).
+            assert_eq!(result["previousBlockhash"], *parent, "slot {slot}");
+        }
+        let rewards = input.rewards.as_ref().map_or(0, |r| r.rewards.len());
+        assert_eq!(result["rewards"].as_array().unwrap().len(), rewards);
+        let wires: Vec<&Vec<u8>> = input
+            .entries
+            .iter()
+            .flat_map(|e| &e.transactions)
+            .map(|t| &t.wire)
+            .collect();
+        let signatures: Vec<String> = wires
+            .iter()
+            .map(|w| bs58::encode(&w[1..65]).into_string())
+            .collect();
+        assert_eq!(result["signatures"], json!(signatures), "slot {slot}");
+        for signature in &signatures {
+            let params =
+                json!([signature, {"encoding": "base64", "maxSupportedTransactionVersion": 0}]);
+            let (_, want) = rpc(reference, "getTransaction", params.clone());
+            let (_, got) = rpc(alone, "getTransaction", params);
+            assert_eq!(got, want, "{signature}");
+            assert_eq!(got["result"]["slot"], slot);
+            assert_eq!(got["result"]["blockTime"], input.block_time);
+        }
+    }
+    assert!(
+        inputs
+            .iter()
+            .any(|b| b.slot / 432_000 == 1 && hash_of.contains_key(&b.parent_slot))
+    );
+    let text = metrics(alone);
+    assert!(
+        text.contains("archive_slot_memo_bound_entries 65536"),
+        "{text}"
+    );
+    assert!(!text.contains("archive_slot_memo_entries 0\n"), "{text}");
+
+    // getSignaturesForAddress: no address index behind the public host. Without an upstream:
+    // -32011; with one, the call goes to it and its answer (the stand-in's `[]`) is returned;
+    // the full index set has rows for the same address (a payer with transactions in both
+    // epochs).
+    let boundary = 2 * 432_000;
+    let mut epochs_of: HashMap<[u8; 32], (bool, bool)> = HashMap::new();
+    for block in &inputs {
+        for tx in block.entries.iter().flat_map(|e| &e.transactions) {
+            let payer = txwire::summarize(&tx.wire).unwrap().static_keys[0];
+            let seen_in = epochs_of.entry(payer).or_default();
+            if block.slot < boundary {
+                seen_in.0 = true;
+            } else {
+                seen_in.1 = true;
+            }
+        }
+    }
+    let payer = epochs_of
+        .iter()
+        .find(|(_, both)| **both == (true, true))
+        .map(|(key, _)| *key)
+        .expect("a payer in both epochs");
+    let address = bs58::encode(payer).into_string();
+    let params = json!([address, {"limit": 1000}]);
+    let (_, want) = rpc(reference, "getSignaturesForAddress", params.clone());
+    let want = want["result"].as_array().unwrap().clone();
+    let newer: Vec<Value> = want
+        .iter()
+        .filter(|r| r["slot"].as_u64().unwrap() >= boundary)
+        .cloned()
+        .collect();
+    assert!(!newer.is_empty() && newer.len() < want.len(), "{want:?}");
+    let (status, got) = rpc(alone, "getSignaturesForAddress", params.clone());
+    assert_eq!(status, 200);
+    assert_eq!(got["error"]["code"], -32011, "{got}");
+    assert_eq!(
+        got["error"]["message"],
+        "Transaction history is not available from this node"
+    );
+    let asked = |seen: &process::servers::Seen| {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == "getSignaturesForAddress")
+            .count()
+    };
+    assert_eq!(asked(&seen), 0);
+    let (_, got) = rpc(routed, "getSignaturesForAddress", params.clone());
+    assert_eq!(got["result"], json!([]), "{got}");
+    assert_eq!(asked(&seen), 1);
+
+    // Epoch 2 from the full index set, epoch 1 from the public files: the archive continues the
+    // upstream's (empty) answer with epoch 2's rows and stops at epoch 1.
+    let (_mixed, mixed) = start(&[
+        "--archive".into(),
+        format!("{full_base}#2-2"),
+        "--archive".into(),
+        format!("{public_base}#1-1"),
+        "--upstream".into(),
+        upstream_url,
+    ]);
+    let (_, got) = rpc(mixed, "getSignaturesForAddress", params);
+    assert_eq!(got["result"], json!(newer), "{got}");
+    assert_eq!(asked(&seen), 2);
+}

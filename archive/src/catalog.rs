@@ -6,9 +6,9 @@
 //!   the host's `<N>/epoch-<N>.car` layout works as is), whole epochs or pieces, each with the
 //!   indexes our builder writes next to it. Rescanned on every check: new CARs are opened, CARs
 //!   whose root CID changed are reopened, removed ones are dropped.
-//! - **URL** `BASE[#FIRST[-LAST]]`: whole epochs `<BASE>/<N>/epoch-<N>.car` with the index names
-//!   next to them, N from FIRST (default 0) upwards until the first epoch that is not (completely)
-//!   published, at most LAST. Each check re-reads the `.cid` of every epoch held (a replaced
+//! - **URL** `BASE[#FIRST[-LAST]]`: whole epochs `<BASE>/<N>/epoch-<N>.car` with the published
+//!   index names next to them (our own files optional), N from FIRST (default 0) upwards until
+//!   the first epoch that is not (completely) published, at most LAST. Each check re-reads the `.cid` of every epoch held (a replaced
 //!   epoch with a new root CID is reopened) and probes N = highest known + 1 (spec §5
 //!   "Availability and lag"): an epoch is activated only when its `.cid` parses, every required
 //!   file answers `HEAD` with 200, the indexes' metadata match the CAR (checked at open) and the
@@ -36,7 +36,7 @@ use crate::index::IndexPaths;
 use crate::local::EpochArchive;
 use crate::model::{Block, SignatureInfo, SignatureQuery, TransactionInBlock};
 use crate::readat::{LocalFile, ReadAt};
-use crate::store::{ArchiveError, ArchiveStore, SlotLookup};
+use crate::store::{ArchiveError, ArchiveStore, SignaturePage, SlotLookup};
 
 /// Default pause between catalog checks.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(24 * 3600);
@@ -236,6 +236,13 @@ impl ArchiveStore for LiveStore {
     ) -> Result<Vec<SignatureInfo>, ArchiveError> {
         // One snapshot for the whole query (before/until positions refer to it).
         self.current.load().signatures_for_address(address, query)
+    }
+    fn signatures_page(
+        &self,
+        address: &[u8; 32],
+        query: &SignatureQuery,
+    ) -> Result<SignaturePage, ArchiveError> {
+        self.current.load().signatures_page(address, query)
     }
     fn newest_slot(&self) -> Option<u64> {
         self.current.load().newest_slot()
@@ -460,20 +467,18 @@ impl SourceState {
 }
 
 /// The CAR and every index file the store opens for it.
+/// The CAR and the published indexes (spec §5): what a URL source must publish before an epoch
+/// is activated. Our own files (`slot-ranges.raw`, `slot-to-blockhash`, `asig-*`) are optional:
+/// used when published, derived or routed when not ([`EpochArchive::open_http`]).
 fn required_files(car: &Path, root: &Cid) -> Vec<PathBuf> {
     let paths = IndexPaths::for_car(car, root);
     vec![
         car.to_path_buf(),
+        paths.slot_to_cid,
         paths.sig_to_cid,
         paths.cid_to_offset,
         paths.sig_exists,
         paths.slot_to_blocktime,
-        paths.slot_ranges,
-        paths.slot_to_blockhash,
-        paths.address.txs,
-        paths.address.sig_to_ordinal,
-        paths.address.postings,
-        paths.address.directory,
     ]
 }
 

@@ -19,6 +19,7 @@ pub mod model;
 pub mod node;
 pub mod rangecache;
 pub mod readat;
+pub mod slotmemo;
 pub mod store;
 pub mod synth;
 pub mod txerror;
@@ -40,7 +41,7 @@ pub use cid::Cid;
 pub use error::FormatError;
 pub use local::{EpochArchive, LocalArchive, PieceInfo};
 pub use model::{Block, SignatureInfo, SignatureQuery, Transaction, TransactionInBlock};
-pub use store::{ArchiveError, ArchiveStore, SlotLookup};
+pub use store::{ArchiveError, ArchiveStore, SignaturePage, SlotLookup};
 
 /// Slots per epoch: the mainnet constant the archive hard-codes (never read from a file).
 pub const SLOTS_PER_EPOCH: u64 = 432_000;

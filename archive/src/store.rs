@@ -5,6 +5,16 @@
 
 use crate::model::{Block, SignatureInfo, SignatureQuery, TransactionInBlock};
 
+/// A getSignaturesForAddress page that may stop short at an epoch held without an address index.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SignaturePage {
+    /// Rows, newest first: exact up to where the walk stopped.
+    pub rows: Vec<SignatureInfo>,
+    /// The walk needed this epoch (newest such) before `limit` was reached, but it is held
+    /// without an address index: older rows are not known here (ask the upstream).
+    pub unindexed_epoch: Option<u64>,
+}
+
 /// Why an archive read failed. One variant per reason (usable as a metric label).
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
@@ -20,6 +30,10 @@ pub enum ArchiveError {
     MissingIndex { path: String },
     #[error("index does not match its CAR ({what}): {reason}")]
     IndexMismatch { what: String, reason: String },
+    /// getSignaturesForAddress reached an epoch held without our address index (a source that
+    /// publishes only the public files).
+    #[error("epoch {epoch} is held without an address index")]
+    NoAddressIndex { epoch: u64 },
 }
 
 impl ArchiveError {
@@ -30,6 +44,7 @@ impl ArchiveError {
             Self::Corrupt { .. } => "corrupt",
             Self::MissingIndex { .. } => "missing_index",
             Self::IndexMismatch { .. } => "index_mismatch",
+            Self::NoAddressIndex { .. } => "no_address_index",
         }
     }
 }
@@ -63,6 +78,26 @@ pub trait ArchiveStore: Send + Sync {
         address: &[u8; 32],
         query: &SignatureQuery,
     ) -> Result<Vec<SignatureInfo>, ArchiveError>;
+    /// Like [`ArchiveStore::signatures_for_address`], but a walk that reaches an epoch held
+    /// without an address index returns the rows found before it and names the epoch instead of
+    /// failing ([`ArchiveError::NoAddressIndex`]).
+    fn signatures_page(
+        &self,
+        address: &[u8; 32],
+        query: &SignatureQuery,
+    ) -> Result<SignaturePage, ArchiveError> {
+        match self.signatures_for_address(address, query) {
+            Ok(rows) => Ok(SignaturePage {
+                rows,
+                unindexed_epoch: None,
+            }),
+            Err(ArchiveError::NoAddressIndex { epoch }) => Ok(SignaturePage {
+                rows: Vec::new(),
+                unindexed_epoch: Some(epoch),
+            }),
+            Err(e) => Err(e),
+        }
+    }
     /// The newest slot with a block in the held epochs (getSlot's answer).
     fn newest_slot(&self) -> Option<u64>;
 }

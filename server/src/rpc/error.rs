@@ -12,6 +12,7 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 pub const BLOCK_NOT_AVAILABLE: i64 = -32004;
 pub const LONG_TERM_STORAGE_SLOT_SKIPPED: i64 = -32009;
+pub const TRANSACTION_HISTORY_NOT_AVAILABLE: i64 = -32011;
 pub const UNSUPPORTED_TRANSACTION_VERSION: i64 = -32015;
 pub const MIN_CONTEXT_SLOT_NOT_REACHED: i64 = -32016;
 pub const LONG_TERM_STORAGE_UNREACHABLE: i64 = -32019;
@@ -126,6 +127,15 @@ impl RpcError {
         Self::new(
             LONG_TERM_STORAGE_UNREACHABLE,
             "Failed to query long-term storage; please try again",
+        )
+    }
+
+    /// getSignaturesForAddress reaching history this node has no address index for, with no
+    /// upstream to ask (the validator's answer when its transaction history is off).
+    pub fn transaction_history_not_available() -> Self {
+        Self::new(
+            TRANSACTION_HISTORY_NOT_AVAILABLE,
+            "Transaction history is not available from this node",
         )
     }
 

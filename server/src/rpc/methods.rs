@@ -260,22 +260,34 @@ pub fn is_sysvar(address: &[u8; 32]) -> bool {
 }
 
 /// Archive rows for `address`, newest first, paged by `query`.
+#[derive(Debug, Default)]
+pub struct ArchiveRows {
+    /// Exact up to where the archive's walk stopped.
+    pub rows: Vec<SignatureRow>,
+    /// The walk reached this epoch, held without an address index, before `limit` was reached:
+    /// older rows are the upstream's to give (or not available).
+    pub unindexed_epoch: Option<u64>,
+}
+
+/// Archive rows for `address`, newest first, paged by `query` (see [`ArchiveRows`]).
 pub fn archive_signatures(
     store: &dyn ArchiveStore,
     address: &[u8; 32],
     query: &SignatureQuery,
-) -> Result<Vec<SignatureRow>, ArchiveError> {
+) -> Result<ArchiveRows, ArchiveError> {
     if is_sysvar(address) {
-        return Ok(Vec::new());
+        return Ok(ArchiveRows::default());
     }
-    Ok(store
-        .signatures_for_address(address, query)?
-        .iter()
-        .map(SignatureRow::new)
-        .collect())
+    let page = store.signatures_page(address, query)?;
+    Ok(ArchiveRows {
+        rows: page.rows.iter().map(SignatureRow::new).collect(),
+        unindexed_epoch: page.unindexed_epoch,
+    })
 }
 
-/// getSignaturesForAddress without an upstream: the archive alone.
+/// getSignaturesForAddress without an upstream: the archive alone. A walk that reaches an epoch
+/// held without an address index (a public-files-only source) answers -32011: the rows before
+/// it would pass for the complete history.
 pub fn get_signatures_for_address(
     store: &dyn ArchiveStore,
     request: &GetSignaturesForAddress,
@@ -291,7 +303,17 @@ pub fn get_signatures_for_address(
         limit: request.limit,
     };
     match archive_signatures(store, &request.address, &query) {
-        Ok(rows) => to_json(&rows),
+        Ok(ArchiveRows {
+            unindexed_epoch: Some(epoch),
+            ..
+        }) => {
+            tracing::debug!(
+                epoch,
+                "getSignaturesForAddress reached an epoch without asig"
+            );
+            Outcome::Error(RpcError::transaction_history_not_available())
+        }
+        Ok(found) => to_json(&found.rows),
         Err(error) => storage_error(&error),
     }
 }

@@ -91,6 +91,7 @@ impl Rpc {
             catalog.metrics().render(out);
         }
         archive::rangecache::shared().render(out);
+        archive::slotmemo::shared().render(out);
     }
 
     /// The counters, for tests and the appliance.

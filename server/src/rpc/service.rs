@@ -7,6 +7,7 @@
 //!   getBlock/getBlockTime: slot held? ─ yes ─► archive   no ─► upstream │
 //!   getTransaction: archive (newest epoch first) ─ miss ─► upstream     │
 //!   getSignaturesForAddress: upstream (newest) then archive, merged     │
+//!     (the archive part stops at an epoch without an address index)    │
 //!   getSlot: the archive's newest slot                                  │
 //!   any other method ─► upstream, untouched                             │
 //! ```
@@ -516,9 +517,13 @@ impl Frontend {
                 until: request.until,
                 limit: wanted - out.len(),
             };
-            let page =
+            let found =
                 methods::archive_signatures(store, &request.address, &query).map_err(storage)?;
-            let exhausted = page.len() < query.limit;
+            // An epoch without an address index ends the archive's part: the upstream's rows
+            // are the answer for it (it was asked the same call).
+            let unindexed = found.unindexed_epoch.is_some();
+            let page = found.rows;
+            let exhausted = unindexed || page.len() < query.limit;
             before = page
                 .last()
                 .and_then(|row| error::parse_signature(&row.signature).ok());
