@@ -79,6 +79,10 @@ struct Args {
     /// Passed to the appliance as `--subscriber-queue` when given.
     #[arg(long = "subscriber-queue")]
     subscriber_queue: Option<usize>,
+    /// Passed to the appliance as `--realtime-priority` when given (SCHED_FIFO receive and
+    /// worker threads).
+    #[arg(long = "realtime-priority")]
+    realtime_priority: Option<u8>,
     /// Seed of the filter generator (same seed, same filters).
     #[arg(long, default_value_t = 6)]
     seed: u64,
@@ -332,6 +336,9 @@ mod appliance {
             command.args(["--grpc", &grpc.to_string(), "--http", &http.to_string()]);
             if let Some(queue) = args.subscriber_queue {
                 command.args(["--subscriber-queue", &queue.to_string()]);
+            }
+            if let Some(priority) = args.realtime_priority {
+                command.args(["--realtime-priority", &priority.to_string()]);
             }
             let log = match &args.appliance_log {
                 Some(path) => Stdio::from(
