@@ -29,7 +29,7 @@ use decoder::{
     SlotStageConfig,
 };
 use server::stream_service::Feed;
-use server::updates::{Placement, transaction_updates};
+use server::updates::{Placement, stamp_timing, transaction_updates};
 use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
 use tracing::info;
 
@@ -507,7 +507,7 @@ impl<'a> Worker<'a> {
                         subscriber_recv_unix_nanos: 0,
                     };
                     counters.record_timing(&timing);
-                    stamp(&mut update, timing);
+                    stamp_timing(&mut update, timing);
                     self.shared.feed.publish(update);
                     counters.updates_published += 1;
                 }
@@ -561,18 +561,6 @@ fn route(
 
 fn unix_nanos() -> u64 {
     crate::receive::unix_nanos()
-}
-
-fn stamp(update: &mut SubscribeUpdate, timing: stream::ServerTiming) {
-    match update.update.as_mut() {
-        Some(Update::Transaction(transaction)) => transaction.server_timing = Some(timing),
-        Some(Update::Delta(delta)) => {
-            if let Some(envelope) = delta.envelope.as_mut() {
-                envelope.server_timing = Some(timing);
-            }
-        }
-        _ => {}
-    }
 }
 
 #[cfg(test)]

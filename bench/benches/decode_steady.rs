@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use decoder::{LeaderSchedule, ShredDecoder};
 
-use bench::steady::{FeedOrder, SteadyFeed, steady_decoder_config};
+use bench::steady::{FeedOrder, LoopsAhead, SteadyFeed, steady_decoder_config};
 
 /// Loops renumbered at a time before the timed ones (~4 MB each).
 const LOOPS_AHEAD: usize = 48;
@@ -66,26 +66,13 @@ fn decode_steady(c: &mut Criterion) {
                 }
             );
             group.throughput(Throughput::Elements(feed.records_per_loop() as u64));
-            // Loops are renumbered ahead in batches: renumbering between two timed loops would
-            // evict the decoder's working set from the caches, which a worker never sees.
-            let mut ready: Vec<Vec<Vec<u8>>> = Vec::new();
+            let mut ahead = LoopsAhead::new(LOOPS_AHEAD);
             let mut rejected_in_timed_loops = 0;
             group.bench_function(name, |b| {
                 b.iter_custom(|iters| {
                     let mut timed = Duration::ZERO;
                     for _ in 0..iters {
-                        if ready.is_empty() {
-                            ready = (0..LOOPS_AHEAD)
-                                .map(|_| {
-                                    let mut records = Vec::new();
-                                    feed.next_loop(&mut records);
-                                    records
-                                })
-                                .collect();
-                            // Popped from the back: the oldest (lowest slots) last in the vector.
-                            ready.reverse();
-                        }
-                        let Some(records) = ready.pop() else { break };
+                        let records = ahead.next(&mut feed);
                         let start = Instant::now();
                         let summary =
                             std::hint::black_box(bench::decode_all(&mut decoder, &records));

@@ -34,10 +34,10 @@ use decoder::{LeaderSchedule, SetStage, SlotStage, SlotStageConfig};
 use server::fanout::Subscriber;
 use server::filter::Filters;
 use server::stream_service::Feed;
-use server::updates::{DecodeStats, Placement, transaction_updates};
-use stream_proto::stream::{ServerTiming, SubscribeUpdate, subscribe_update::Update};
+use server::updates::{DecodeStats, Placement, stamp_timing, transaction_updates};
+use stream_proto::stream::ServerTiming;
 
-use bench::steady::{FeedOrder, SteadyFeed, steady_decoder_config};
+use bench::steady::{FeedOrder, LoopsAhead, SteadyFeed, steady_decoder_config};
 
 /// The appliance's allocator (appliance/src/main.rs).
 #[global_allocator]
@@ -67,18 +67,6 @@ fn unix_nanos() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_nanos() as u64)
-}
-
-fn stamp(update: &mut SubscribeUpdate, timing: ServerTiming) {
-    match update.update.as_mut() {
-        Some(Update::Transaction(transaction)) => transaction.server_timing = Some(timing),
-        Some(Update::Delta(delta)) => {
-            if let Some(envelope) = delta.envelope.as_mut() {
-                envelope.server_timing = Some(timing);
-            }
-        }
-        _ => {}
-    }
 }
 
 impl Pipeline {
@@ -127,7 +115,7 @@ impl Pipeline {
                             publish_unix_nanos: unix_nanos(),
                             subscriber_recv_unix_nanos: 0,
                         };
-                        stamp(&mut update, timing);
+                        stamp_timing(&mut update, timing);
                         self.feed.publish(update);
                         pass.published += 1;
                     }
@@ -202,23 +190,13 @@ fn pipeline_steady(c: &mut Criterion) {
 
             let name = format!("{}/{mode}", format!("{order:?}").to_lowercase());
             group.throughput(Throughput::Elements(feed.records_per_loop() as u64));
-            let mut ready: Vec<Vec<Vec<u8>>> = Vec::new();
+            let mut ahead = LoopsAhead::new(LOOPS_AHEAD);
             let mut rejected_in_timed_loops = 0;
             group.bench_function(name, |b| {
                 b.iter_custom(|iters| {
                     let mut timed = Duration::ZERO;
                     for _ in 0..iters {
-                        if ready.is_empty() {
-                            ready = (0..LOOPS_AHEAD)
-                                .map(|_| {
-                                    let mut records = Vec::new();
-                                    feed.next_loop(&mut records);
-                                    records
-                                })
-                                .collect();
-                            ready.reverse();
-                        }
-                        let Some(records) = ready.pop() else { break };
+                        let records = ahead.next(&mut feed);
                         let start = thread_cpu_time();
                         let pass = std::hint::black_box(pipeline.run(&records));
                         timed += thread_cpu_time().saturating_sub(start);

@@ -201,3 +201,37 @@ impl SteadyFeed {
         self.loops += 1;
     }
 }
+
+/// Loops renumbered ahead, a batch at a time: renumbering between two timed loops would evict the
+/// decoder's working set from the caches, which a worker never sees, so benches take their loops
+/// from here and renumber only when the batch is used up (outside their timing).
+pub struct LoopsAhead {
+    /// Ready loops, the next one last.
+    ready: Vec<Vec<Vec<u8>>>,
+    batch: usize,
+}
+
+impl LoopsAhead {
+    /// Renumbers `batch` loops whenever none is ready.
+    pub fn new(batch: usize) -> Self {
+        Self {
+            ready: Vec::new(),
+            batch: batch.max(1),
+        }
+    }
+
+    /// The next loop's records (slots above every loop handed out before).
+    pub fn next(&mut self, feed: &mut SteadyFeed) -> Vec<Vec<u8>> {
+        if self.ready.is_empty() {
+            self.ready = (0..self.batch)
+                .map(|_| {
+                    let mut records = Vec::new();
+                    feed.next_loop(&mut records);
+                    records
+                })
+                .collect();
+            self.ready.reverse();
+        }
+        self.ready.pop().unwrap_or_default()
+    }
+}

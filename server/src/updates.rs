@@ -109,6 +109,20 @@ pub fn transaction_updates(
         .collect()
 }
 
+/// Sets the `ServerTiming` of a transaction or delta update (slot notifications and pongs carry
+/// none).
+pub fn stamp_timing(update: &mut stream::SubscribeUpdate, timing: stream::ServerTiming) {
+    match update.update.as_mut() {
+        Some(Update::Transaction(transaction)) => transaction.server_timing = Some(timing),
+        Some(Update::Delta(delta)) => {
+            if let Some(envelope) = delta.envelope.as_mut() {
+                envelope.server_timing = Some(timing);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The `DecodedTransaction` envelope of a transaction with its decoded instructions.
 pub fn decoded_transaction(
     transaction: &TransactionView<'_>,
