@@ -182,7 +182,7 @@ pub struct HttpFile {
 
 impl HttpFile {
     fn fetch(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let Some(target) = &self.fast else {
+        let Some(target) = self.fast.as_ref().filter(|_| crate::rangeclient::enabled()) else {
             return self.fetch_ureq(buf, offset);
         };
         let client = crate::rangeclient::shared();

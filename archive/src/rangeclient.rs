@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -266,6 +266,20 @@ pub struct RangeClient {
 struct Idle {
     by_host: HashMap<String, Vec<Conn>>,
     total: usize,
+}
+
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Turns the fast path on (the default) or off (every range read with ureq): a process-wide
+/// switch for comparisons (`rpc_fixture_server --http-client ureq`) and a way out should a
+/// server's answers not suit it.
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+/// Whether range reads of plain `http://` URLs take the fast path.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
 }
 
 /// The process-wide client.
