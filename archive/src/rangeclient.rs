@@ -333,7 +333,14 @@ impl RangeClient {
             return;
         };
         let full = idle.total >= MAX_IDLE;
-        let list = idle.by_host.entry(authority.to_string()).or_default();
+        // The map holds one list per host of the opened sources (a handful); no allocation on
+        // the way back once the host is known.
+        if !idle.by_host.contains_key(authority) {
+            idle.by_host.insert(authority.to_string(), Vec::new());
+        }
+        let Some(list) = idle.by_host.get_mut(authority) else {
+            return;
+        };
         if full || list.len() >= MAX_IDLE_PER_HOST {
             drop(idle);
             self.discards.fetch_add(1, Ordering::Relaxed);
