@@ -3,7 +3,8 @@
 //! timeouts set once at connect), one `write` per request, the response head parsed with
 //! `httparse` from one read buffer, and the body read straight into the caller's buffer by
 //! `Content-Length`. Per request that is a `send` and one or two `recv`s, against ureq's extra
-//! liveness check (two `ioctl`s and a failing `recv`) and timeout `setsockopt`s on every request.
+//! liveness check (`ioctl`s around a failing `recv`) and timeout `setsockopt`s on every request
+//! (docs/archive.md, "getTransaction from an HTTP source").
 //!
 //! Strict about answers: status 206, `Content-Length` equal to the range's length and
 //! `Content-Range: bytes a-b/…` naming exactly the requested range, nothing after the body; any
