@@ -658,6 +658,37 @@ mod tests {
         }
 
         #[test]
+        fn heads_are_accepted_only_for_the_asked_range(
+            first in 0u64..1 << 40,
+            len in 1u64..1 << 30,
+            answered_first in 0u64..1 << 40,
+            answered_len in 1u64..1 << 30,
+            same in any::<bool>(),
+            upper in any::<bool>(),
+            extra in proptest::collection::vec(("[A-Za-z][A-Za-z-]{0,12}", "[ -~]{0,20}"), 0..6),
+        ) {
+            let (a, n) = if same { (first, len) } else { (answered_first, answered_len) };
+            let (cl, cr) = if upper { ("CONTENT-LENGTH", "CONTENT-RANGE") } else { ("content-length", "content-range") };
+            let mut text = format!("HTTP/1.1 206 Partial Content\r\n{cl}: {n}\r\n{cr}: bytes {a}-{}/*\r\n", a + n - 1);
+            for (name, value) in &extra {
+                let lower = name.to_ascii_lowercase();
+                if ["content-length", "content-range", "transfer-encoding", "connection"].contains(&lower.as_str()) {
+                    continue;
+                }
+                text.push_str(&format!("{name}: {}\r\n", value.trim()));
+            }
+            text.push_str("\r\n");
+            let head_len = text.len();
+            text.push_str("body");
+            let got = parse_head(text.as_bytes(), first, len);
+            if (a, n) == (first, len) {
+                prop_assert_eq!(got.unwrap(), Some(Head { len: head_len, keep_alive: true }));
+            } else {
+                prop_assert!(got.is_err());
+            }
+        }
+
+        #[test]
         fn urls_never_panic(url in "\\PC{0,60}") {
             let _ = Target::parse(&url);
             let _ = Target::parse(&format!("http://{url}"));
