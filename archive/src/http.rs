@@ -4,9 +4,9 @@
 //! connect, 60 s send, response, body), retried up to 3 times with
 //! back-off from 100 ms; a short or non-206 answer is an error. Range reads of plain `http://`
 //! URLs go through the keep-alive client of [`crate::rangeclient`] (answers it does not handle,
-//! such as chunked ones, are read again with ureq); https and the `HEAD`s stay with ureq. Index buckets read through
-//! [`ReadAt::read_shared`] are kept in the process-wide bounded range cache. http and https (rustls with the
-//! ring provider, Mozilla's roots). Also the catalog's probes ([`HttpClient::exists`],
+//! such as chunked ones, are read again with ureq); https and the `HEAD`s stay with ureq. Index
+//! buckets read through [`ReadAt::read_shared`] are kept in the process-wide bounded range cache.
+//! http and https (rustls with the ring provider, Mozilla's roots). Also the catalog's probes ([`HttpClient::exists`],
 //! [`HttpClient::get_text`]).
 
 use std::io::{self, Read};
