@@ -2,9 +2,11 @@
 //! for the size (fallback: `GET` of byte 0 and its `Content-Range`), then every positioned read is
 //! a `GET` with `Range: bytes=a-b` over a shared keep-alive agent (timeouts per phase: 10 s
 //! connect, 60 s send, response, body), retried up to 3 times with
-//! back-off from 100 ms; a short or non-206 answer is an error. Index buckets read through
-//! [`ReadAt::read_shared`] are kept in the process-wide bounded range cache. http and https (rustls with the
-//! ring provider, Mozilla's roots). Also the catalog's probes ([`HttpClient::exists`],
+//! back-off from 100 ms; a short or non-206 answer is an error. Range reads of plain `http://`
+//! URLs go through the keep-alive client of [`crate::rangeclient`] (answers it does not handle,
+//! such as chunked ones, are read again with ureq); https and the `HEAD`s stay with ureq. Index
+//! buckets read through [`ReadAt::read_shared`] are kept in the process-wide bounded range cache.
+//! http and https (rustls with the ring provider, Mozilla's roots). Also the catalog's probes ([`HttpClient::exists`],
 //! [`HttpClient::get_text`]).
 
 use std::io::{self, Read};
@@ -156,6 +158,7 @@ impl HttpClient {
             }
         };
         Ok(HttpFile {
+            fast: crate::rangeclient::Target::parse(url),
             agent: self.agent.clone(),
             url: url.to_string(),
             len,
@@ -167,6 +170,8 @@ impl HttpClient {
 
 /// One remote file read with range requests.
 pub struct HttpFile {
+    /// Where the fast path sends range requests (plain `http://` URLs); `None`: ureq only.
+    fast: Option<crate::rangeclient::Target>,
     agent: ureq::Agent,
     url: String,
     len: u64,
@@ -177,6 +182,22 @@ pub struct HttpFile {
 
 impl HttpFile {
     fn fetch(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let Some(target) = self.fast.as_ref().filter(|_| crate::rangeclient::enabled()) else {
+            return self.fetch_ureq(buf, offset);
+        };
+        let client = crate::rangeclient::shared();
+        match client.read_range(target, buf, offset) {
+            Ok(()) => Ok(()),
+            Err(crate::rangeclient::RangeError::Unsupported(what)) => {
+                tracing::debug!(url = %self.url, what, "range answer not for the fast path, reading it with ureq");
+                client.count_fallback();
+                self.fetch_ureq(buf, offset)
+            }
+            Err(error) => Err(io::Error::other(format!("{}: {error}", self.url))),
+        }
+    }
+
+    fn fetch_ureq(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         let last = offset + buf.len() as u64 - 1;
         let response = self
             .agent

@@ -18,6 +18,7 @@ pub mod meta;
 pub mod model;
 pub mod node;
 pub mod rangecache;
+pub mod rangeclient;
 pub mod readat;
 pub mod slotmemo;
 pub mod store;

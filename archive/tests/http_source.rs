@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use archive::build::{BuildOptions, build_indexes};
 use archive::synth::{Synth, SynthOptions};
@@ -18,6 +18,52 @@ use archive::{ArchiveStore, EpochArchive, LocalArchive, SignatureQuery, SlotLook
 
 /// Serves files under `root`: HEAD, GET, and GET with a single `Range: bytes=a-b`.
 fn serve(root: PathBuf, ranges_served: Arc<AtomicUsize>, connections: Arc<AtomicUsize>) -> String {
+    serve_with_faults(
+        root,
+        ranges_served,
+        connections,
+        Arc::new(AtomicU8::new(Fault::None as u8)),
+    )
+}
+
+/// How the server misanswers range requests (read per request).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+enum Fault {
+    None,
+    /// Answers, then closes the connection without saying so (a kept-alive connection the
+    /// server timed out).
+    CloseAfterAnswer,
+    /// Content-Length of the range, one byte less sent, then closed.
+    ShortBody,
+    /// A Content-Range one byte off.
+    WrongContentRange,
+    /// The right bytes as `Transfer-Encoding: chunked` (two chunks).
+    Chunked,
+    /// 416 to every range.
+    Unsatisfiable,
+}
+
+impl Fault {
+    fn of(value: u8) -> Fault {
+        [
+            Fault::None,
+            Fault::CloseAfterAnswer,
+            Fault::ShortBody,
+            Fault::WrongContentRange,
+            Fault::Chunked,
+            Fault::Unsatisfiable,
+        ][value as usize]
+    }
+}
+
+/// [`serve`] with a switch that makes range answers misbehave.
+fn serve_with_faults(
+    root: PathBuf,
+    ranges_served: Arc<AtomicUsize>,
+    connections: Arc<AtomicUsize>,
+    fault: Arc<AtomicU8>,
+) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -26,15 +72,21 @@ fn serve(root: PathBuf, ranges_served: Arc<AtomicUsize>, connections: Arc<Atomic
             connections.fetch_add(1, Ordering::Relaxed);
             let root = root.clone();
             let counter = ranges_served.clone();
+            let fault = fault.clone();
             std::thread::spawn(move || {
-                let _ = handle(stream, &root, &counter);
+                let _ = handle(stream, &root, &counter, &fault);
             });
         }
     });
     format!("http://{addr}")
 }
 
-fn handle(stream: TcpStream, root: &Path, counter: &AtomicUsize) -> std::io::Result<()> {
+fn handle(
+    stream: TcpStream,
+    root: &Path,
+    counter: &AtomicUsize,
+    fault: &AtomicU8,
+) -> std::io::Result<()> {
     stream.set_nodelay(true)?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut out = std::io::BufWriter::new(stream);
@@ -80,12 +132,49 @@ fn handle(stream: TcpStream, root: &Path, counter: &AtomicUsize) -> std::io::Res
                 let mut body = vec![0u8; (b - a + 1) as usize];
                 file.seek(SeekFrom::Start(a))?;
                 file.read_exact(&mut body)?;
-                write!(
-                    out,
-                    "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {a}-{b}/{len}\r\n\r\n",
-                    body.len()
-                )?;
-                out.write_all(&body)?;
+                let fault = Fault::of(fault.load(Ordering::Relaxed));
+                let (ra, rb) = match fault {
+                    Fault::WrongContentRange => (a + 1, b + 1),
+                    _ => (a, b),
+                };
+                match fault {
+                    Fault::Unsatisfiable => write!(
+                        out,
+                        "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n\r\n"
+                    )?,
+                    Fault::Chunked => {
+                        write!(
+                            out,
+                            "HTTP/1.1 206 Partial Content\r\nTransfer-Encoding: chunked\r\nContent-Range: bytes {a}-{b}/{len}\r\n\r\n"
+                        )?;
+                        let (one, two) = body.split_at(body.len() / 2);
+                        for chunk in [one, two] {
+                            if !chunk.is_empty() {
+                                write!(out, "{:x}\r\n", chunk.len())?;
+                                out.write_all(chunk)?;
+                                out.write_all(b"\r\n")?;
+                            }
+                        }
+                        out.write_all(b"0\r\n\r\n")?;
+                    }
+                    _ => {
+                        write!(
+                            out,
+                            "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {ra}-{rb}/{len}\r\n\r\n",
+                            body.len()
+                        )?;
+                        let sent = if fault == Fault::ShortBody {
+                            body.len() - 1
+                        } else {
+                            body.len()
+                        };
+                        out.write_all(&body[..sent])?;
+                    }
+                }
+                if matches!(fault, Fault::CloseAfterAnswer | Fault::ShortBody) {
+                    out.flush()?;
+                    return Ok(()); // closes the connection
+                }
             }
             ("GET", Some(_)) => {
                 write!(
@@ -466,4 +555,109 @@ fn public_files_only_epochs_answer_like_the_full_index_set() {
             );
         }
     }
+}
+
+/// The keep-alive range client of plain `http://` URLs (`archive::rangeclient`) against the
+/// server above: exact bytes over one connection, a connection the server closed is retried once
+/// on a new one, wrong answers are clear errors, a chunked answer is read by ureq instead.
+#[test]
+fn range_client_reuses_connections_and_refuses_wrong_answers() {
+    use archive::http::HttpClient;
+    use archive::readat::ReadAt;
+
+    let host = tempfile::tempdir().unwrap();
+    // Bytes from a generator unrelated to the client: every expectation slices this vector.
+    let bytes: Vec<u8> = (0..200_000u64)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(host.path().join("data.bin"), &bytes).unwrap();
+    let (ranges, connections) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let fault = Arc::new(AtomicU8::new(Fault::None as u8));
+    let base = serve_with_faults(
+        host.path().to_path_buf(),
+        ranges.clone(),
+        connections.clone(),
+        fault.clone(),
+    );
+    let file = HttpClient::new().open(&format!("{base}/data.bin")).unwrap();
+    assert_eq!(file.len(), bytes.len() as u64);
+    let client = archive::rangeclient::shared();
+    let read = |offset: usize, len: usize| {
+        let mut buf = vec![0u8; len];
+        file.read_exact_at(&mut buf, offset as u64).map(|()| buf)
+    };
+    let spans = [
+        (0usize, 1usize),
+        (1, 100),
+        (4_095, 10_000),
+        (150_000, 49_999),
+        (199_999, 1),
+        (0, 200_000),
+        (77, 8_192),
+    ];
+
+    // Plain answers: exact bytes, one range request each, one connection for all.
+    let opened = connections.load(Ordering::Relaxed);
+    let before = client.counts();
+    for round in 0..10 {
+        for &(offset, len) in &spans {
+            let offset = offset.saturating_sub(round);
+            assert_eq!(read(offset, len).unwrap(), bytes[offset..offset + len]);
+        }
+    }
+    assert_eq!(ranges.load(Ordering::Relaxed), 10 * spans.len());
+    assert_eq!(connections.load(Ordering::Relaxed) - opened, 1);
+    assert!(client.counts().requests - before.requests >= 10 * spans.len() as u64);
+
+    // The server closes every connection after its answer: each next read finds its pooled
+    // connection closed and retries at once on a new one (no failed attempt, no back-off).
+    fault.store(Fault::CloseAfterAnswer as u8, Ordering::Relaxed);
+    let (ranges_before, opened) = (
+        ranges.load(Ordering::Relaxed),
+        connections.load(Ordering::Relaxed),
+    );
+    let stale_before = client.counts().stale_retries;
+    for i in 0..10 {
+        assert_eq!(
+            read(i * 1000, 500).unwrap(),
+            bytes[i * 1000..i * 1000 + 500]
+        );
+    }
+    assert_eq!(ranges.load(Ordering::Relaxed) - ranges_before, 10);
+    // The first read still had the connection kept from above.
+    assert_eq!(connections.load(Ordering::Relaxed) - opened, 9);
+    assert_eq!(client.counts().stale_retries - stale_before, 9);
+
+    // Wrong answers: clear errors (after the source's 3 attempts), never wrong bytes.
+    for (which, message) in [
+        (Fault::ShortBody, "body ended after 499 of 500 bytes"),
+        (Fault::WrongContentRange, "Content-Range"),
+        (Fault::Unsatisfiable, "HTTP status 416"),
+    ] {
+        fault.store(which as u8, Ordering::Relaxed);
+        let before = ranges.load(Ordering::Relaxed);
+        let error = read(1000, 500).unwrap_err().to_string();
+        assert!(error.contains(message), "{which:?}: {error}");
+        assert!(error.contains("data.bin"), "{which:?}: {error}");
+        assert_eq!(ranges.load(Ordering::Relaxed) - before, 3, "{which:?}");
+    }
+
+    // Chunked answers are not for the fast path: read again with ureq, exact bytes.
+    fault.store(Fault::Chunked as u8, Ordering::Relaxed);
+    let fallbacks = client.counts().fallbacks;
+    for &(offset, len) in &spans {
+        assert_eq!(read(offset, len).unwrap(), bytes[offset..offset + len]);
+    }
+    assert_eq!(client.counts().fallbacks - fallbacks, spans.len() as u64);
+
+    // Back to plain answers; then the file disappears: 404.
+    fault.store(Fault::None as u8, Ordering::Relaxed);
+    assert_eq!(read(5, 5).unwrap(), bytes[5..10]);
+    std::fs::remove_file(host.path().join("data.bin")).unwrap();
+    let error = read(5, 5).unwrap_err().to_string();
+    assert!(error.contains("HTTP status 404"), "{error}");
+    // Reads past the end never reach the server.
+    let before = ranges.load(Ordering::Relaxed);
+    assert!(read(199_999, 2).is_err());
+    assert_eq!(ranges.load(Ordering::Relaxed), before);
 }

@@ -3,11 +3,13 @@
 //! (`scripts/rpc-client-test.sh`) and of `rpc_load` when no CAR archive is at hand.
 //!
 //! `rpc_fixture_server [--listen ADDR] [--fixtures DIR | --archive DIR | --archive-http URL [--http-cache-mb N]
-//! --epochs N[,N..]] [--workers N] [--upstream URL] [--rate-limit off]` (off: for load tests from
+//! --epochs N[,N..] [--http-client fast|ureq]] [--workers N] [--upstream URL] [--rate-limit off]` (off: for load tests from
 //! one address); prints `listening on ADDR` once bound and serves until killed. `--archive DIR`
 //! serves the epoch CARs and indexes of a local directory (a `LocalArchive`) instead of the
 //! fixtures, `--archive-http` the same epochs behind an HTTP base address (`<N>/epoch-<N>.car`
-//! and its indexes next to it, as the public file host lays them out).
+//! and its indexes next to it, as the public file host lays them out; `--http-client ureq` reads
+//! every range with ureq instead of the keep-alive client of `archive::rangeclient`, for
+//! comparisons).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -39,6 +41,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--http-cache-mb" => {
                 archive::rangecache::configure(value.parse::<u64>()? << 20);
             }
+            "--http-client" => match value.as_str() {
+                "fast" => archive::rangeclient::set_enabled(true),
+                "ureq" => archive::rangeclient::set_enabled(false),
+                _ => return Err("--http-client takes `fast` or `ureq`".into()),
+            },
             "--epochs" => epochs = value.split(',').map(str::parse).collect::<Result<_, _>>()?,
             "--upstream" => upstream = Some(UpstreamConfig::new(&value)?),
             "--rate-limit" if value == "off" => {

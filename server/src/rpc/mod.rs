@@ -91,6 +91,7 @@ impl Rpc {
             catalog.metrics().render(out);
         }
         archive::rangecache::shared().render(out);
+        archive::rangeclient::shared().render(out);
         archive::slotmemo::shared().render(out);
     }
 
