@@ -6,6 +6,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt_packages=(
   ca-certificates
+  build-essential  # C compiler and linker: rustc links with cc; zstd, ring and mimalloc build C
   pkg-config
   iproute2   # network namespaces and veth pairs for the receive-path tests
   python3
