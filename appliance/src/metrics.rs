@@ -182,21 +182,22 @@ impl WorkerCounters {
             histogram.merge(more);
         }
     }
+}
 
-    /// Records the stage latencies of one published update.
-    pub fn record_timing(&mut self, timing: &ServerTiming) {
-        let stamps = [
-            timing.first_read_unix_nanos,
-            timing.capture_done_unix_nanos,
-            timing.deshred_done_unix_nanos,
-            timing.decode_done_unix_nanos,
-            timing.publish_unix_nanos,
-        ];
-        for (stage, pair) in self.stage_latency.iter_mut().zip(stamps.windows(2)) {
-            stage.record_ns(pair[1].saturating_sub(pair[0]));
-        }
-        self.stage_latency[4].record_ns(stamps[4].saturating_sub(stamps[0]));
+/// Records the stage latencies of one published update into a worker's histograms
+/// (`WorkerCounters::stage_latency`).
+pub fn record_timing(stage_latency: &mut [Histogram; STAGES.len()], timing: &ServerTiming) {
+    let stamps = [
+        timing.first_read_unix_nanos,
+        timing.capture_done_unix_nanos,
+        timing.deshred_done_unix_nanos,
+        timing.decode_done_unix_nanos,
+        timing.publish_unix_nanos,
+    ];
+    for (stage, pair) in stage_latency.iter_mut().zip(stamps.windows(2)) {
+        stage.record_ns(pair[1].saturating_sub(pair[0]));
     }
+    stage_latency[4].record_ns(stamps[4].saturating_sub(stamps[0]));
 }
 
 /// A worker's inbound rings, summed per kind: `(occupancy, capacity, full drops)`.

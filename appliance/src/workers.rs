@@ -29,11 +29,11 @@ use decoder::{
     SlotStageConfig,
 };
 use server::stream_service::Feed;
-use server::updates::{Placement, stamp_timing, transaction_updates};
+use server::updates::{publish_batch, unix_nanos};
 use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
 use tracing::info;
 
-use crate::metrics::{Metrics, RingGauge, WorkerCounters};
+use crate::metrics::{Metrics, RingGauge, WorkerCounters, record_timing};
 use crate::receive::thread::{Datagram, SourceRings};
 use crate::ring::{Consumer, Producer, RingStats, ring};
 use crate::wake::{ParkOutcome, Sleeper, Waker, wake_pair, wake_touched, worker_bit};
@@ -478,40 +478,20 @@ impl<'a> Worker<'a> {
         }
         let capture_done = unix_nanos();
         while let Some(batch) = self.slots.next_batch() {
-            let deshred_done = unix_nanos();
             let counters = &mut self.counters;
             counters.entries += batch.entries.entry_count();
             counters.transactions += batch.entries.transaction_count();
-            for (tx_index, transaction) in batch.entries.transactions().enumerate() {
-                let placement = Placement {
-                    slot: batch.span.slot,
-                    tx_index: tx_index as u32,
-                };
-                let updates = transaction_updates(
-                    &transaction,
-                    &self.shared.registry,
-                    placement,
-                    &mut counters.decode,
-                );
-                if updates.is_empty() {
-                    continue;
-                }
-                let decode_done = unix_nanos();
-                for mut update in updates {
-                    let timing = stream::ServerTiming {
-                        first_read_unix_nanos: batch.first_rx_ns.min(capture_done),
-                        capture_done_unix_nanos: capture_done,
-                        deshred_done_unix_nanos: deshred_done,
-                        decode_done_unix_nanos: decode_done,
-                        publish_unix_nanos: unix_nanos(),
-                        subscriber_recv_unix_nanos: 0,
-                    };
-                    counters.record_timing(&timing);
-                    stamp_timing(&mut update, timing);
-                    self.shared.feed.publish(update);
+            publish_batch(
+                &batch,
+                capture_done,
+                &self.shared.registry,
+                &self.shared.feed,
+                &mut counters.decode,
+                |timing| {
+                    record_timing(&mut counters.stage_latency, timing);
                     counters.updates_published += 1;
-                }
-            }
+                },
+            );
         }
     }
 }
@@ -557,10 +537,6 @@ fn route(
         return Some(owner);
     }
     None
-}
-
-fn unix_nanos() -> u64 {
-    crate::receive::unix_nanos()
 }
 
 #[cfg(test)]

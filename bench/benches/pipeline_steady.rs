@@ -5,11 +5,10 @@
 //! Per record of a [`SteadyFeed`] loop (six fixture slots renumbered and re-signed loop after
 //! loop): `SetStage::ingest` (parse, Merkle proof, leader signature once per set, store, recover)
 //! with its events applied to the `SlotStage` (one worker owns every slot, as with `--workers 1`),
-//! then for every completed entry batch: every transaction through the DEX decoders into
-//! `SubscribeUpdate`s (`server::updates::transaction_updates`), the six-stamp `ServerTiming`
-//! (`publish` read from the clock per update, as the worker does) and `Feed::publish` into the
-//! real fan-out hub with one started subscriber whose empty filter map matches everything (so each
-//! update is matched and encoded once, and queued). The subscriber's queue is drained outside the
+//! then for every completed entry batch `server::updates::publish_batch`, the worker's own step:
+//! every transaction through the DEX decoders into `SubscribeUpdate`s, the six-stamp
+//! `ServerTiming` and `Feed::publish` into the real fan-out hub with one started subscriber whose
+//! empty filter map matches everything (so each update is matched and encoded once, and queued). The subscriber's queue is drained outside the
 //! timed region: that is its session task's work, on the runtime's threads.
 //!
 //! Timed with the thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`): throughput is shreds per
@@ -34,8 +33,7 @@ use decoder::{LeaderSchedule, SetStage, SlotStage, SlotStageConfig};
 use server::fanout::Subscriber;
 use server::filter::Filters;
 use server::stream_service::Feed;
-use server::updates::{DecodeStats, Placement, stamp_timing, transaction_updates};
-use stream_proto::stream::ServerTiming;
+use server::updates::{DecodeStats, publish_batch, unix_nanos};
 
 use bench::steady::{FeedOrder, LoopsAhead, SteadyFeed, steady_decoder_config};
 
@@ -63,12 +61,6 @@ struct Pipeline {
     feed: Feed,
 }
 
-fn unix_nanos() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos() as u64)
-}
-
 impl Pipeline {
     /// The worker's `ingest` + `publish_batches` for one loop of records.
     fn run(&mut self, records: &[Vec<u8>]) -> Pass {
@@ -88,38 +80,16 @@ impl Pipeline {
             }
             let capture_done = unix_nanos();
             while let Some(batch) = self.slots.next_batch() {
-                let deshred_done = unix_nanos();
                 pass.batches += 1;
-                for (tx_index, transaction) in batch.entries.transactions().enumerate() {
-                    pass.transactions += 1;
-                    let placement = Placement {
-                        slot: batch.span.slot,
-                        tx_index: tx_index as u32,
-                    };
-                    let updates = transaction_updates(
-                        &transaction,
-                        &self.registry,
-                        placement,
-                        &mut self.stats,
-                    );
-                    if updates.is_empty() {
-                        continue;
-                    }
-                    let decode_done = unix_nanos();
-                    for mut update in updates {
-                        let timing = ServerTiming {
-                            first_read_unix_nanos: batch.first_rx_ns.min(capture_done),
-                            capture_done_unix_nanos: capture_done,
-                            deshred_done_unix_nanos: deshred_done,
-                            decode_done_unix_nanos: decode_done,
-                            publish_unix_nanos: unix_nanos(),
-                            subscriber_recv_unix_nanos: 0,
-                        };
-                        stamp_timing(&mut update, timing);
-                        self.feed.publish(update);
-                        pass.published += 1;
-                    }
-                }
+                pass.transactions += batch.entries.transaction_count();
+                publish_batch(
+                    &batch,
+                    capture_done,
+                    &self.registry,
+                    &self.feed,
+                    &mut self.stats,
+                    |_| pass.published += 1,
+                );
             }
         }
         pass

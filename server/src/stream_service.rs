@@ -31,7 +31,6 @@ pub mod grpc;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use stream_proto::stream::{SubscribeRequest, SubscribeUpdate, subscribe_update::Update};
 use tokio::sync::watch;
@@ -40,6 +39,7 @@ use tonic::{Status, Streaming};
 
 use crate::fanout::{Hub, OutboundUpdate, Subscriber};
 use crate::filter::{FilterLimits, Filters};
+use crate::updates::unix_nanos;
 
 pub use grpc::StreamServer;
 
@@ -205,12 +205,6 @@ impl StreamService {
             place,
         ))
     }
-}
-
-fn unix_nanos() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos() as u64)
 }
 
 /// Queued deliveries a session sends in one turn before it looks at requests, shutdown and lag

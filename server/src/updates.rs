@@ -10,6 +10,8 @@
 use decoder::delta::{Leg, LegLocation, RouteCall, route_calls};
 
 use crate::delta_updates::delta_update;
+use crate::stream_service::Feed;
+use decoder::Batch;
 use decoder::dex::{
     DecodedArgs, DecodedInstruction, DexError, InstructionOutcome, ProgramRegistry,
     dex_instructions,
@@ -107,6 +109,54 @@ pub fn transaction_updates(
             }
         })
         .collect()
+}
+
+/// The `ServerTiming` clock: wall clock, nanoseconds since the Unix epoch (`CLOCK_REALTIME`, the
+/// clock of the kernel's receive timestamps).
+pub fn unix_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() as u64)
+}
+
+/// A decode worker's step for one complete entry batch, taken off the slot stage just now: every
+/// transaction through the DEX decoders, each update stamped with the six-stage `ServerTiming`
+/// (`first_read` from the batch, the caller's `capture_done`, `deshred_done` read here,
+/// `decode_done` per transaction, `publish` per update) and published into `feed`. The clock is
+/// read only for transactions that produce updates. `published` sees each update's timing.
+pub fn publish_batch(
+    batch: &Batch<'_>,
+    capture_done: u64,
+    registry: &ProgramRegistry,
+    feed: &Feed,
+    stats: &mut DecodeStats,
+    mut published: impl FnMut(&stream::ServerTiming),
+) {
+    let deshred_done = unix_nanos();
+    for (tx_index, transaction) in batch.entries.transactions().enumerate() {
+        let placement = Placement {
+            slot: batch.span.slot,
+            tx_index: tx_index as u32,
+        };
+        let updates = transaction_updates(&transaction, registry, placement, stats);
+        if updates.is_empty() {
+            continue;
+        }
+        let decode_done = unix_nanos();
+        for mut update in updates {
+            let timing = stream::ServerTiming {
+                first_read_unix_nanos: batch.first_rx_ns.min(capture_done),
+                capture_done_unix_nanos: capture_done,
+                deshred_done_unix_nanos: deshred_done,
+                decode_done_unix_nanos: decode_done,
+                publish_unix_nanos: unix_nanos(),
+                subscriber_recv_unix_nanos: 0,
+            };
+            published(&timing);
+            stamp_timing(&mut update, timing);
+            feed.publish(update);
+        }
+    }
 }
 
 /// Sets the `ServerTiming` of a transaction or delta update (slot notifications and pongs carry
