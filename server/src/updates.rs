@@ -161,7 +161,7 @@ pub fn publish_batch(
 
 /// Sets the `ServerTiming` of a transaction or delta update (slot notifications and pongs carry
 /// none).
-pub fn stamp_timing(update: &mut stream::SubscribeUpdate, timing: stream::ServerTiming) {
+fn stamp_timing(update: &mut stream::SubscribeUpdate, timing: stream::ServerTiming) {
     match update.update.as_mut() {
         Some(Update::Transaction(transaction)) => transaction.server_timing = Some(timing),
         Some(Update::Delta(delta)) => {
