@@ -394,11 +394,7 @@ fn url_and_directory_together_first_source_wins_duplicates() {
 /// Writes a generated epoch `epoch` (whole-epoch layout) under `dir` with its indexes; returns its
 /// blocks and the names of its files.
 fn synth_epoch(dir: &Path, epoch: u64, seed: u64) -> Vec<Expected> {
-    use archive::build::{BuildOptions, build_indexes};
     use archive::synth::{Synth, SynthOptions};
-    use archive::writer::{CarWriter, RootKind, WriterOptions};
-    std::fs::create_dir_all(dir).unwrap();
-    let car = dir.join(format!("epoch-{epoch}.car"));
     let mut synth = Synth::new(SynthOptions {
         first_slot: epoch * 432_000,
         slots: 12,
@@ -406,13 +402,28 @@ fn synth_epoch(dir: &Path, epoch: u64, seed: u64) -> Vec<Expected> {
         ..SynthOptions::default()
     });
     let blocks: Vec<_> = synth.by_ref().collect();
+    let car = write_indexed_epoch(dir, epoch, &blocks);
+    blocks_of(&car)
+}
+
+/// Writes `blocks` as the whole-epoch CAR `<dir>/epoch-<epoch>.car` with its `.cid`, builds every
+/// index next to it and returns the CAR's path.
+fn write_indexed_epoch<'a>(
+    dir: &Path,
+    epoch: u64,
+    blocks: impl IntoIterator<Item = &'a archive::writer::BlockInput>,
+) -> PathBuf {
+    use archive::build::{BuildOptions, build_indexes};
+    use archive::writer::{CarWriter, RootKind, WriterOptions};
+    std::fs::create_dir_all(dir).unwrap();
+    let car = dir.join(format!("epoch-{epoch}.car"));
     let mut writer = CarWriter::new(
         BufWriter::new(std::fs::File::create(&car).unwrap()),
         RootKind::Epoch(epoch),
         WriterOptions::default(),
     )
     .unwrap();
-    for block in &blocks {
+    for block in blocks {
         writer.write_block(block).unwrap();
     }
     let (root, _) = writer.finish().unwrap();
@@ -425,7 +436,7 @@ fn synth_epoch(dir: &Path, epoch: u64, seed: u64) -> Vec<Expected> {
         },
     )
     .unwrap();
-    blocks_of(&car)
+    car
 }
 
 #[test]
@@ -563,9 +574,7 @@ fn https_upstream_through_an_extra_ca() {
 /// Writes the blocks of a generated run across the boundary of epochs `epoch - 1` and `epoch`
 /// as two whole-epoch CARs under `dir/<N>/` with every index; returns the writer's inputs.
 fn synth_across(dir: &Path, epoch: u64, seed: u64) -> Vec<archive::writer::BlockInput> {
-    use archive::build::{BuildOptions, build_indexes};
     use archive::synth::{Synth, SynthOptions};
-    use archive::writer::{CarWriter, RootKind, WriterOptions};
     let boundary = epoch * 432_000;
     let blocks: Vec<_> = Synth::new(SynthOptions {
         first_slot: boundary - 12,
@@ -575,28 +584,11 @@ fn synth_across(dir: &Path, epoch: u64, seed: u64) -> Vec<archive::writer::Block
     })
     .collect();
     for n in [epoch - 1, epoch] {
-        let epoch_dir = dir.join(n.to_string());
-        std::fs::create_dir_all(&epoch_dir).unwrap();
-        let car = epoch_dir.join(format!("epoch-{n}.car"));
-        let mut writer = CarWriter::new(
-            BufWriter::new(std::fs::File::create(&car).unwrap()),
-            RootKind::Epoch(n),
-            WriterOptions::default(),
-        )
-        .unwrap();
-        for block in blocks.iter().filter(|b| b.slot / 432_000 == n) {
-            writer.write_block(block).unwrap();
-        }
-        let (root, _) = writer.finish().unwrap();
-        std::fs::write(epoch_dir.join(format!("epoch-{n}.cid")), root.to_string()).unwrap();
-        build_indexes(
-            &car,
-            &BuildOptions {
-                progress: false,
-                partitions: None,
-            },
-        )
-        .unwrap();
+        write_indexed_epoch(
+            &dir.join(n.to_string()),
+            n,
+            blocks.iter().filter(|b| b.slot / 432_000 == n),
+        );
     }
     blocks
 }

@@ -201,8 +201,6 @@ fn handle(
 fn epoch_behind_http_matches_the_inputs_and_the_local_store() {
     let host = tempfile::tempdir().unwrap();
     let epoch_dir = host.path().join("4");
-    std::fs::create_dir_all(&epoch_dir).unwrap();
-    let car = epoch_dir.join("epoch-4.car");
     let options = SynthOptions {
         first_slot: 4 * 432_000,
         slots: 60,
@@ -212,25 +210,7 @@ fn epoch_behind_http_matches_the_inputs_and_the_local_store() {
     let mut synth = Synth::new(options);
     let pool = synth.pool().to_vec();
     let blocks: Vec<_> = synth.by_ref().collect();
-    let mut writer = CarWriter::new(
-        BufWriter::new(File::create(&car).unwrap()),
-        RootKind::Epoch(4),
-        WriterOptions::default(),
-    )
-    .unwrap();
-    for block in &blocks {
-        writer.write_block(block).unwrap();
-    }
-    let (root, _) = writer.finish().unwrap();
-    std::fs::write(epoch_dir.join("epoch-4.cid"), root.to_string()).unwrap();
-    build_indexes(
-        &car,
-        &BuildOptions {
-            progress: false,
-            partitions: None,
-        },
-    )
-    .unwrap();
+    write_epoch(host.path(), 4, &blocks);
 
     let ranges = Arc::new(AtomicUsize::new(0));
     let connections = Arc::new(AtomicUsize::new(0));
