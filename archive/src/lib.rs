@@ -14,6 +14,7 @@ pub mod frame;
 pub mod http;
 pub mod index;
 pub mod local;
+pub mod lru;
 pub mod meta;
 pub mod model;
 pub mod node;

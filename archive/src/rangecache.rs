@@ -6,9 +6,10 @@
 //! for every opened remote file, so a replaced epoch never meets the old one's bytes), offset and
 //! length.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+use crate::lru::Lru;
 
 /// Default bound of the shared cache.
 pub const DEFAULT_BYTES: u64 = 256 << 20;
@@ -19,22 +20,9 @@ const ENTRY_OVERHEAD: u64 = 96;
 /// (file id, offset, length).
 type Key = (u64, u64, u32);
 
-#[derive(Default)]
-struct State {
-    entries: HashMap<Key, (Arc<[u8]>, u64)>,
-    /// Use tick → key, oldest first.
-    order: BTreeMap<u64, Key>,
-    tick: u64,
-    bytes: u64,
-}
-
 /// A byte-bounded LRU cache of ranges.
 pub struct RangeCache {
-    bound: u64,
-    state: Mutex<State>,
-    hits: AtomicU64,
-    misses: AtomicU64,
-    evictions: AtomicU64,
+    lru: Lru<Key, Arc<[u8]>>,
 }
 
 /// Counter values (for tests and logs).
@@ -70,15 +58,11 @@ impl RangeCache {
     /// A cache holding at most `bound` bytes (0 = caches nothing).
     pub fn new(bound: u64) -> Self {
         RangeCache {
-            bound,
-            state: Mutex::new(State::default()),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-            evictions: AtomicU64::new(0),
+            lru: Lru::new(bound),
         }
     }
 
-    /// The cached bytes of `file`'s range, or those `load` returns (then kept if they fit).
+    /// The bytes of `(file, offset, len)`: from the cache, or from `load` (then kept).
     pub fn get_or_load<E>(
         &self,
         file: u64,
@@ -87,112 +71,41 @@ impl RangeCache {
         load: impl FnOnce() -> Result<Vec<u8>, E>,
     ) -> Result<Arc<[u8]>, E> {
         let Ok(len32) = u32::try_from(len) else {
-            self.misses.fetch_add(1, Ordering::Relaxed);
+            self.lru.count(false);
             return load().map(Arc::from);
         };
         let key = (file, offset, len32);
-        if let Some(found) = self.touch(&key) {
-            self.hits.fetch_add(1, Ordering::Relaxed);
+        let found = self.lru.touch(&key, Arc::clone);
+        self.lru.count(found.is_some());
+        if let Some(found) = found {
             return Ok(found);
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
         // Loaded without the lock held: two threads missing the same range both fetch it.
         let bytes: Arc<[u8]> = Arc::from(load()?);
-        self.insert(key, Arc::clone(&bytes));
+        let cost = bytes.len() as u64 + ENTRY_OVERHEAD;
+        self.lru.upsert(key, cost, || Arc::clone(&bytes), |_| {});
         Ok(bytes)
     }
 
-    fn touch(&self, key: &Key) -> Option<Arc<[u8]>> {
-        let mut guard = self.state.lock().ok()?;
-        let state = &mut *guard;
-        state.tick += 1;
-        let tick = state.tick;
-        let (bytes, used) = state.entries.get_mut(key)?;
-        let old = std::mem::replace(used, tick);
-        let bytes = Arc::clone(bytes);
-        state.order.remove(&old);
-        state.order.insert(tick, *key);
-        Some(bytes)
-    }
-
-    fn insert(&self, key: Key, bytes: Arc<[u8]>) {
-        let cost = bytes.len() as u64 + ENTRY_OVERHEAD;
-        if cost > self.bound {
-            return;
-        }
-        let Ok(mut guard) = self.state.lock() else {
-            return;
-        };
-        let state = &mut *guard;
-        if state.entries.contains_key(&key) {
-            return;
-        }
-        while state.bytes + cost > self.bound {
-            let Some((_, oldest)) = state.order.pop_first() else {
-                break;
-            };
-            if let Some((gone, _)) = state.entries.remove(&oldest) {
-                state.bytes -= gone.len() as u64 + ENTRY_OVERHEAD;
-                self.evictions.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        state.tick += 1;
-        let tick = state.tick;
-        state.entries.insert(key, (bytes, tick));
-        state.order.insert(tick, key);
-        state.bytes += cost;
-    }
-
-    /// Current counters.
     pub fn counts(&self) -> CacheCounts {
-        let (bytes, entries) = self
-            .state
-            .lock()
-            .map(|s| (s.bytes, s.entries.len() as u64))
-            .unwrap_or_default();
+        let c = self.lru.counts();
         CacheCounts {
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
-            evictions: self.evictions.load(Ordering::Relaxed),
-            bytes,
-            entries,
+            hits: c.hits,
+            misses: c.misses,
+            evictions: c.evictions,
+            bytes: c.cost,
+            entries: c.entries,
         }
     }
 
     /// The configured bound in bytes.
     pub fn bound(&self) -> u64 {
-        self.bound
+        self.lru.bound()
     }
 
     /// Appends the Prometheus text.
     pub fn render(&self, out: &mut String) {
-        use std::fmt::Write;
-        let c = self.counts();
-        let _ = writeln!(
-            out,
-            "# TYPE archive_http_cache_hits_total counter\narchive_http_cache_hits_total {}",
-            c.hits
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_http_cache_misses_total counter\narchive_http_cache_misses_total {}",
-            c.misses
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_http_cache_evictions_total counter\narchive_http_cache_evictions_total {}",
-            c.evictions
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_http_cache_bytes gauge\narchive_http_cache_bytes {}",
-            c.bytes
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_http_cache_bound_bytes gauge\narchive_http_cache_bound_bytes {}",
-            self.bound
-        );
+        self.lru.render(out, "archive_http_cache", "bytes");
     }
 }
 

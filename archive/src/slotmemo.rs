@@ -6,9 +6,9 @@
 //! keyed by the piece's id (a new id for every opened CAR, so a replaced epoch never meets the
 //! old facts) and the slot, with counters for `/metrics` ([`SlotMemo::render`]).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+use crate::lru::Lru;
 
 /// Default bound of the shared memo, in entries (about 150 bytes each with the map and LRU order).
 pub const DEFAULT_ENTRIES: usize = 65_536;
@@ -25,21 +25,9 @@ pub struct SlotFacts {
     pub blockhash: Option<[u8; 32]>,
 }
 
-#[derive(Default)]
-struct State {
-    entries: HashMap<Key, (SlotFacts, u64)>,
-    /// Use tick → key, oldest first.
-    order: BTreeMap<u64, Key>,
-    tick: u64,
-}
-
 /// An entry-bounded LRU map of slot facts.
 pub struct SlotMemo {
-    bound: usize,
-    state: Mutex<State>,
-    hits: AtomicU64,
-    misses: AtomicU64,
-    evictions: AtomicU64,
+    lru: Lru<Key, SlotFacts>,
 }
 
 /// Counter values (for tests and logs).
@@ -68,11 +56,7 @@ impl SlotMemo {
     /// A memo of at most `bound` slots (0 = keeps nothing).
     pub fn new(bound: usize) -> Self {
         SlotMemo {
-            bound,
-            state: Mutex::new(State::default()),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-            evictions: AtomicU64::new(0),
+            lru: Lru::new(bound as u64),
         }
     }
 
@@ -83,112 +67,37 @@ impl SlotMemo {
         slot: u64,
         pick: impl Fn(&SlotFacts) -> Option<T>,
     ) -> Option<T> {
-        let found = self.touch(&(piece, slot)).and_then(|facts| pick(&facts));
-        let counter = if found.is_some() {
-            &self.hits
-        } else {
-            &self.misses
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
+        let found = self.lru.touch(&(piece, slot), &pick).flatten();
+        self.lru.count(found.is_some());
         found
     }
 
-    /// Records facts of a slot (`update` fills in what was learnt), evicting the least recently
-    /// used slots beyond the bound.
+    /// Records facts of a slot: `update` is applied to its entry (a new one if absent), so facts
+    /// learnt at different times merge.
     pub fn update(&self, piece: u64, slot: u64, update: impl FnOnce(&mut SlotFacts)) {
-        if self.bound == 0 {
-            return;
-        }
-        let Ok(mut guard) = self.state.lock() else {
-            return;
-        };
-        let state = &mut *guard;
-        state.tick += 1;
-        let tick = state.tick;
-        let key = (piece, slot);
-        if let Some((facts, used)) = state.entries.get_mut(&key) {
-            update(facts);
-            let old = std::mem::replace(used, tick);
-            state.order.remove(&old);
-            state.order.insert(tick, key);
-            return;
-        }
-        while state.entries.len() >= self.bound {
-            let Some((_, oldest)) = state.order.pop_first() else {
-                break;
-            };
-            if state.entries.remove(&oldest).is_some() {
-                self.evictions.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        let mut facts = SlotFacts::default();
-        update(&mut facts);
-        state.entries.insert(key, (facts, tick));
-        state.order.insert(tick, key);
-    }
-
-    fn touch(&self, key: &Key) -> Option<SlotFacts> {
-        let mut guard = self.state.lock().ok()?;
-        let state = &mut *guard;
-        state.tick += 1;
-        let tick = state.tick;
-        let (facts, used) = state.entries.get_mut(key)?;
-        let old = std::mem::replace(used, tick);
-        let facts = *facts;
-        state.order.remove(&old);
-        state.order.insert(tick, *key);
-        Some(facts)
+        self.lru
+            .upsert((piece, slot), 1, SlotFacts::default, update);
     }
 
     /// Current counters.
     pub fn counts(&self) -> MemoCounts {
-        let entries = self
-            .state
-            .lock()
-            .map(|s| s.entries.len() as u64)
-            .unwrap_or_default();
+        let c = self.lru.counts();
         MemoCounts {
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
-            evictions: self.evictions.load(Ordering::Relaxed),
-            entries,
+            hits: c.hits,
+            misses: c.misses,
+            evictions: c.evictions,
+            entries: c.entries,
         }
     }
 
     /// The configured bound in entries.
     pub fn bound(&self) -> usize {
-        self.bound
+        self.lru.bound() as usize
     }
 
     /// Appends the Prometheus text.
     pub fn render(&self, out: &mut String) {
-        use std::fmt::Write;
-        let c = self.counts();
-        let _ = writeln!(
-            out,
-            "# TYPE archive_slot_memo_hits_total counter\narchive_slot_memo_hits_total {}",
-            c.hits
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_slot_memo_misses_total counter\narchive_slot_memo_misses_total {}",
-            c.misses
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_slot_memo_evictions_total counter\narchive_slot_memo_evictions_total {}",
-            c.evictions
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_slot_memo_entries gauge\narchive_slot_memo_entries {}",
-            c.entries
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_slot_memo_bound_entries gauge\narchive_slot_memo_bound_entries {}",
-            self.bound
-        );
+        self.lru.render(out, "archive_slot_memo", "entries");
     }
 }
 
