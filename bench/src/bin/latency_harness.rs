@@ -24,9 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::Parser;
 use stream_proto::stream::stream_client::StreamClient;
-use stream_proto::stream::{
-    ProgramFilter, ServerTiming, SubscribeRequest, SubscribeUpdate, subscribe_update::Update,
-};
+use stream_proto::stream::{ProgramFilter, SubscribeRequest, subscribe_update::Update};
 use tonic::transport::{Channel, Endpoint};
 
 /// Command line of the harness.
@@ -282,14 +280,8 @@ fn request_stream(
     )
 }
 
-/// The server timing of a transaction or delta update.
-fn timing_of(update: &SubscribeUpdate) -> Option<&ServerTiming> {
-    match update.update.as_ref()? {
-        Update::Transaction(transaction) => transaction.server_timing.as_ref(),
-        Update::Delta(delta) => delta.envelope.as_ref()?.server_timing.as_ref(),
-        _ => None,
-    }
-}
+/// The gRPC method the harness measures.
+const SUBSCRIBE_DECODED_PATH: &str = "/stream.Stream/SubscribeDecoded";
 
 fn unix_nanos() -> u64 {
     std::time::SystemTime::now()
@@ -848,12 +840,9 @@ mod subscribers {
         started: tokio::sync::mpsc::Sender<()>,
     ) -> Outcome {
         let mut outcome = Outcome::default();
-        let mut client = StreamClient::new(channel)
-            .max_decoding_message_size(64 << 20)
-            .max_encoding_message_size(64 << 20);
         let (requests, keep_open) = request_stream(request);
-        let mut updates = match client.subscribe_decoded(requests).await {
-            Ok(response) => response.into_inner(),
+        let mut updates = match light::subscribe(channel, requests).await {
+            Ok(updates) => updates,
             Err(status) => {
                 outcome.ended = Some((status.code(), status.message().to_owned()));
                 return outcome;
@@ -876,12 +865,12 @@ mod subscribers {
                 }
             };
             let client_recv = unix_nanos();
-            if matches!(update.update, Some(Update::Pong(_))) && !outcome.started {
+            if update.pong.is_some() && !outcome.started {
                 outcome.started = true;
                 let _ = started.send(()).await;
                 continue;
             }
-            let Some(timing) = timing_of(&update) else {
+            let Some(timing) = update.timing() else {
                 continue;
             };
             if !shared.measuring.load(Ordering::Acquire) {
@@ -895,6 +884,167 @@ mod subscribers {
         }
         drop(keep_open);
         outcome
+    }
+}
+
+mod light {
+    //! What a measuring subscriber decodes of an update: its kind and its `ServerTiming`. Prost
+    //! skips every other field (keys, instructions, legs) without building it, so the harness's
+    //! client, which shares the machine's cores with the appliance, spends little of them per
+    //! delivery; the probe still decodes whole messages. Field numbers are those of
+    //! `proto/stream.proto`; a personalised message carries `server_timing` twice (shared part,
+    //! then the `subscriber_recv` suffix), which prost merges as for the full message.
+
+    use stream_proto::stream::{ServerTiming, SubscribeRequest};
+    use tonic::transport::Channel;
+    use tonic::{Status, Streaming};
+
+    use super::SUBSCRIBE_DECODED_PATH;
+
+    /// `SubscribeUpdate`, reduced to the members the harness reads.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Update {
+        /// Oneof member `transaction`.
+        #[prost(message, optional, tag = "1")]
+        pub transaction: Option<Envelope>,
+        /// Oneof member `pong`.
+        #[prost(int32, optional, tag = "2")]
+        pub pong: Option<i32>,
+        /// Oneof member `delta`.
+        #[prost(message, optional, tag = "4")]
+        pub delta: Option<Delta>,
+    }
+
+    /// `DeltaUpdate`, reduced to its envelope.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Delta {
+        #[prost(message, optional, tag = "1")]
+        pub envelope: Option<Envelope>,
+    }
+
+    /// `DecodedTransaction`, reduced to its timing.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Envelope {
+        #[prost(message, optional, tag = "9")]
+        pub server_timing: Option<ServerTiming>,
+    }
+
+    impl Update {
+        /// The timing of a transaction or delta update.
+        pub fn timing(&self) -> Option<&ServerTiming> {
+            match (&self.transaction, &self.delta) {
+                (Some(transaction), _) => transaction.server_timing.as_ref(),
+                (None, Some(delta)) => delta.envelope.as_ref()?.server_timing.as_ref(),
+                (None, None) => None,
+            }
+        }
+    }
+
+    /// `stream.Stream/SubscribeDecoded`, answered as [`Update`]s.
+    pub async fn subscribe(
+        channel: Channel,
+        requests: tokio_stream::wrappers::ReceiverStream<SubscribeRequest>,
+    ) -> Result<Streaming<Update>, Status> {
+        let mut grpc = tonic::client::Grpc::new(channel)
+            .max_decoding_message_size(64 << 20)
+            .max_encoding_message_size(64 << 20);
+        grpc.ready()
+            .await
+            .map_err(|error| Status::unavailable(format!("connection not ready: {error}")))?;
+        let codec = tonic_prost::ProstCodec::<SubscribeRequest, Update>::default();
+        let path = tonic::codegen::http::uri::PathAndQuery::from_static(SUBSCRIBE_DECODED_PATH);
+        let response = grpc
+            .streaming(tonic::Request::new(requests), path, codec)
+            .await?;
+        Ok(response.into_inner())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #![allow(clippy::unwrap_used)]
+
+        use super::*;
+        use prost::Message;
+        use stream_proto::stream::{
+            DecodedTransaction, DeltaUpdate, SubscribeUpdate, subscribe_update,
+        };
+
+        fn timing(base: u64) -> ServerTiming {
+            ServerTiming {
+                first_read_unix_nanos: base,
+                capture_done_unix_nanos: base + 1,
+                deshred_done_unix_nanos: base + 2,
+                decode_done_unix_nanos: base + 3,
+                publish_unix_nanos: base + 4,
+                subscriber_recv_unix_nanos: base + 5,
+            }
+        }
+
+        fn transaction(base: u64) -> DecodedTransaction {
+            DecodedTransaction {
+                slot: 9,
+                signature: vec![1; 64],
+                account_keys: vec![vec![2; 32]; 5],
+                matched_filters: vec!["f".into()],
+                server_timing: Some(timing(base)),
+                ..Default::default()
+            }
+        }
+
+        #[test]
+        fn reads_the_timing_and_kind_the_full_message_holds() {
+            let cases = [
+                subscribe_update::Update::Transaction(transaction(100)),
+                subscribe_update::Update::Delta(DeltaUpdate {
+                    envelope: Some(transaction(200)),
+                    matched_leg_indices: vec![0, 2],
+                    ..Default::default()
+                }),
+                subscribe_update::Update::Pong(0),
+                subscribe_update::Update::Slot(Default::default()),
+            ];
+            for case in cases {
+                let full = SubscribeUpdate {
+                    update: Some(case.clone()),
+                };
+                let light = Update::decode(full.encode_to_vec().as_slice()).unwrap();
+                let expected = match &case {
+                    subscribe_update::Update::Transaction(t) => t.server_timing.as_ref(),
+                    subscribe_update::Update::Delta(d) => {
+                        d.envelope.as_ref().unwrap().server_timing.as_ref()
+                    }
+                    _ => None,
+                };
+                assert_eq!(light.timing(), expected, "{case:?}");
+                assert_eq!(
+                    light.pong.is_some(),
+                    matches!(case, subscribe_update::Update::Pong(_))
+                );
+            }
+        }
+
+        #[test]
+        fn merges_the_personal_suffix_into_the_shared_timing() {
+            // The server's personalised bytes: shared message, then `1 { 9 { 6: stamp } }`.
+            let mut shared = SubscribeUpdate {
+                update: Some(subscribe_update::Update::Transaction(transaction(100))),
+            }
+            .encode_to_vec();
+            let suffix = SubscribeUpdate {
+                update: Some(subscribe_update::Update::Transaction(DecodedTransaction {
+                    server_timing: Some(ServerTiming {
+                        subscriber_recv_unix_nanos: 777,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                })),
+            };
+            shared.extend(suffix.encode_to_vec());
+            let light = Update::decode(shared.as_slice()).unwrap();
+            let mut expected = timing(100);
+            expected.subscriber_recv_unix_nanos = 777;
+            assert_eq!(light.timing(), Some(&expected));
+        }
     }
 }
 
