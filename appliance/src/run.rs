@@ -436,11 +436,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 }
             })?;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.worker_threads(2).enable_all();
+    // Without the LIFO slot, the HTTP/2 connection task that a session's frame wakes runs after
+    // the other sessions already woken by the same publish, so one write carries the frames
+    // of every stream of the connection instead of one write per stream (docs/fanout.md).
+    // The builder offers this only under `--cfg tokio_unstable` (.cargo/config.toml).
+    #[cfg(tokio_unstable)]
+    runtime.disable_lifo_slot();
+    let runtime = runtime.build().context("starting the async runtime")?;
     let grpc = GrpcOptions {
         address: config.grpc.address,
         limits: FilterLimits {
