@@ -879,6 +879,16 @@ fn xdp_specs(args: &RunArgs, xdp: &[String]) -> anyhow::Result<Vec<XdpSpec>> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn builds_carry_the_tokio_unstable_flag_of_the_cargo_config() {
+        // Without it the runtime keeps tokio's LIFO slot and the fan-out writes once per
+        // delivery (docs/fanout.md); a RUSTFLAGS variable without the flag would do that.
+        assert!(
+            cfg!(tokio_unstable),
+            "built without --cfg tokio_unstable (.cargo/config.toml): RUSTFLAGS set without it?"
+        );
+    }
+
     /// A header-sized payload naming `slot` and `fec_set_index` at their wire offsets.
     fn shred(slot: u64, fec_set_index: u32) -> Vec<u8> {
         let mut payload = vec![0u8; 88];
