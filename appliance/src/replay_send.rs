@@ -261,15 +261,20 @@ mod tests {
         assert_eq!(lengths, [2, 1, 1, 1, 3]);
     }
 
-    #[test]
-    fn a_burst_arrives_whole_and_in_order_over_udp() {
+    /// A loopback receiver (reads time out after 5 s) and a burst sender connected to it.
+    fn loopback_pair() -> (UdpSocket, BurstSender) {
         let receiver = UdpSocket::bind("127.0.0.1:0").unwrap();
         receiver
             .set_read_timeout(Some(Duration::from_secs(5)))
             .unwrap();
-        let mut sender = BurstSender::connect(receiver.local_addr().unwrap())
-            .unwrap()
-            .without_segmenting();
+        let sender = BurstSender::connect(receiver.local_addr().unwrap()).unwrap();
+        (receiver, sender)
+    }
+
+    #[test]
+    fn a_burst_arrives_whole_and_in_order_over_udp() {
+        let (receiver, sender) = loopback_pair();
+        let mut sender = sender.without_segmenting();
         // More than one sendmmsg vector's worth, each datagram distinct.
         let owned: Vec<Vec<u8>> = (0..1_500u32)
             .map(|n| {
@@ -305,11 +310,7 @@ mod tests {
 
     #[test]
     fn runs_of_one_size_go_out_as_gso_sends_and_arrive_as_datagrams() {
-        let receiver = UdpSocket::bind("127.0.0.1:0").unwrap();
-        receiver
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        let mut sender = BurstSender::connect(receiver.local_addr().unwrap()).unwrap();
+        let (receiver, mut sender) = loopback_pair();
         // A Merkle set's 32 data and 32 coding shreds; a run longer than one GSO send (64
         // segments); one that the 64 KiB limit splits (60 × 1,228 bytes); runs of one datagram.
         let pieces = [
