@@ -27,14 +27,11 @@ const MAX_SEGMENTS: usize = 64;
 /// Largest UDP payload of one send (65,535 − 8 bytes of UDP header − 20 of IPv4 header).
 const MAX_GSO_BYTES: usize = 65_507;
 
-/// A connected UDP socket, the `sendmmsg` argument arrays and the GSO staging buffer, reused for
-/// every burst.
+/// A connected UDP socket and the `sendmmsg`/`sendmsg` argument arrays, reused for every burst.
 pub struct BurstSender {
     socket: UdpSocket,
     iovecs: Vec<libc::iovec>,
     headers: Vec<libc::mmsghdr>,
-    /// One GSO send's datagrams, back to back (at most `MAX_GSO_BYTES`).
-    segments: Vec<u8>,
     /// Whether runs of equal-sized datagrams still go out as GSO sends.
     segmenting: bool,
 }
@@ -57,7 +54,6 @@ impl BurstSender {
             socket,
             iovecs: Vec::new(),
             headers: Vec::new(),
-            segments: Vec::with_capacity(MAX_GSO_BYTES),
             segmenting: true,
         })
     }
@@ -123,22 +119,16 @@ impl BurstSender {
             self.socket.send(first)?;
             return Ok(1);
         }
-        self.segments.clear();
-        for datagram in &datagrams[..run] {
-            self.segments.extend_from_slice(datagram);
-        }
         let segment_size = u16::try_from(size)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "datagram over 64 KiB"))?;
-        let mut iovec = libc::iovec {
-            iov_base: self.segments.as_mut_ptr().cast(),
-            iov_len: self.segments.len(),
-        };
+        // One iovec per datagram: the kernel gathers them into the GSO payload, no copy here.
+        self.point_iovecs_at(&datagrams[..run]);
         // u64 elements: aligned for `cmsghdr`; room for CMSG_SPACE(2) (24 bytes on 64-bit).
         let mut control = [0u64; 4];
         // SAFETY: msghdr is a plain C struct for which all-zero is valid.
         let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-        message.msg_iov = &mut iovec;
-        message.msg_iovlen = 1;
+        message.msg_iov = self.iovecs.as_mut_ptr();
+        message.msg_iovlen = self.iovecs.len();
         message.msg_control = control.as_mut_ptr().cast();
         // SAFETY: CMSG_SPACE only computes a size.
         message.msg_controllen = unsafe { libc::CMSG_SPACE(2) } as usize;
@@ -152,13 +142,14 @@ impl BurstSender {
             (*header).cmsg_len = libc::CMSG_LEN(2) as usize;
             std::ptr::write_unaligned(libc::CMSG_DATA(header).cast::<u16>(), segment_size);
         }
-        // SAFETY: `message` describes `self.segments` (not touched until the call returns) and
-        // `control`, both alive for the call; the kernel only reads them.
+        // SAFETY: `message` describes `self.iovecs` (not touched until the call returns), each
+        // pointing at a datagram borrowed from `datagrams` for the call, and `control`; the
+        // kernel only reads them.
         let written = unsafe { libc::sendmsg(self.socket.as_raw_fd(), &message, 0) };
         if written < 0 {
             return Err(io::Error::last_os_error());
         }
-        if written as usize != self.segments.len() {
+        if written as usize != run * size {
             return Err(io::Error::new(
                 io::ErrorKind::WriteZero,
                 "GSO send took part of its segments",
@@ -167,12 +158,18 @@ impl BurstSender {
         Ok(run)
     }
 
-    fn sendmmsg(&mut self, chunk: &[&[u8]]) -> io::Result<usize> {
+    /// Refills `iovecs` with one entry per datagram, in order.
+    fn point_iovecs_at(&mut self, datagrams: &[&[u8]]) {
         self.iovecs.clear();
-        self.iovecs.extend(chunk.iter().map(|datagram| libc::iovec {
-            iov_base: datagram.as_ptr().cast_mut().cast(),
-            iov_len: datagram.len(),
-        }));
+        self.iovecs
+            .extend(datagrams.iter().map(|datagram| libc::iovec {
+                iov_base: datagram.as_ptr().cast_mut().cast(),
+                iov_len: datagram.len(),
+            }));
+    }
+
+    fn sendmmsg(&mut self, chunk: &[&[u8]]) -> io::Result<usize> {
+        self.point_iovecs_at(chunk);
         self.headers.clear();
         for iovec in &mut self.iovecs {
             // SAFETY: mmsghdr is a plain C struct for which all-zero is valid (null pointers,
