@@ -112,6 +112,10 @@ pub struct Grpc {
     /// PEM certificate chain and key: serve over TLS.
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
+    /// `SCHED_FIFO` priority of the runtime's worker threads, 1..=99; 0 = ordinary scheduling.
+    /// Meant below `workers.realtime_priority` (docs/fanout.md, "Real-time runtime"). Needs
+    /// `CAP_SYS_NICE`.
+    pub realtime_priority: u8,
 }
 
 impl Default for Grpc {
@@ -124,6 +128,7 @@ impl Default for Grpc {
             max_subscribers: server::stream_service::DEFAULT_MAX_SESSIONS,
             tls_cert: None,
             tls_key: None,
+            realtime_priority: 0,
         }
     }
 }
@@ -439,6 +444,12 @@ impl Config {
         within(
             "workers.realtime_priority (--realtime-priority)",
             usize::from(self.workers.realtime_priority),
+            0,
+            usize::from(crate::sched::MAX_PRIORITY),
+        )?;
+        within(
+            "grpc.realtime_priority (--grpc-realtime-priority)",
+            usize::from(self.grpc.realtime_priority),
             0,
             usize::from(crate::sched::MAX_PRIORITY),
         )?;

@@ -90,6 +90,10 @@ pub struct RunArgs {
     /// SCHED_FIFO priority (1-99) of the receive and worker threads; 0 = off [default: 0].
     #[arg(long = "realtime-priority")]
     realtime_priority: Option<u8>,
+    /// SCHED_FIFO priority (1-99) of the gRPC runtime's worker threads, meant below
+    /// --realtime-priority; 0 = off [default: 0].
+    #[arg(long = "grpc-realtime-priority")]
+    grpc_realtime_priority: Option<u8>,
     /// Datagrams per receive batch (one recvmmsg call or one RX ring pass) [default: 64].
     #[arg(long = "rx-batch")]
     rx_batch: Option<NonZeroUsize>,
@@ -176,6 +180,9 @@ impl RunArgs {
         }
         if let Some(priority) = self.realtime_priority {
             config.workers.realtime_priority = priority;
+        }
+        if let Some(priority) = self.grpc_realtime_priority {
+            config.grpc.realtime_priority = priority;
         }
         if let Some(batch) = self.rx_batch {
             config.sources.receive_batch = batch.get();
@@ -444,6 +451,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // The builder offers this only under `--cfg tokio_unstable` (.cargo/config.toml).
     #[cfg(tokio_unstable)]
     runtime.disable_lifo_slot();
+    // Only the runtime's worker threads park, each as soon as it is first idle: the hook gives
+    // each its real-time policy once, and leaves the blocking pool ordinary (docs/fanout.md).
+    let runtime_priority = config.grpc.realtime_priority;
+    if runtime_priority > 0 {
+        runtime.on_thread_park(move || {
+            crate::sched::make_realtime_once(runtime_priority, "grpc-runtime");
+        });
+    }
     let runtime = runtime.build().context("starting the async runtime")?;
     let grpc = GrpcOptions {
         address: config.grpc.address,

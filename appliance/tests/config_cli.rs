@@ -96,15 +96,17 @@ fn bad_configurations_fail_with_the_field_named() {
             "{output:?}"
         );
     }
-    let output = check(&["--realtime-priority", "100"]);
-    assert!(
-        !output.status.success(),
-        "--realtime-priority 100 was accepted"
-    );
-    assert!(
-        String::from_utf8_lossy(&output.stderr).contains("workers.realtime_priority"),
-        "{output:?}"
-    );
+    for (flag, field) in [
+        ("--realtime-priority", "workers.realtime_priority"),
+        ("--grpc-realtime-priority", "grpc.realtime_priority"),
+    ] {
+        let output = check(&[flag, "100"]);
+        assert!(!output.status.success(), "{flag} 100 was accepted");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(field),
+            "{output:?}"
+        );
+    }
     let output = check(&[
         "--workers",
         "3",
@@ -112,6 +114,8 @@ fn bad_configurations_fail_with_the_field_named() {
         "0,1",
         "--realtime-priority",
         "20",
+        "--grpc-realtime-priority",
+        "19",
     ]);
     assert!(output.status.success(), "{output:?}");
     let printed: toml::Value = toml::from_str(&String::from_utf8(output.stdout).unwrap()).unwrap();
@@ -120,6 +124,7 @@ fn bad_configurations_fail_with_the_field_named() {
         printed["workers"]["realtime_priority"].as_integer(),
         Some(20)
     );
+    assert_eq!(printed["grpc"]["realtime_priority"].as_integer(), Some(19));
     assert_eq!(
         printed["workers"]["cores"].as_array().map(Vec::len),
         Some(2)

@@ -109,7 +109,7 @@ async fn two_workers_decode_like_appliance_decode() {
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--workers", "2", "--udp", &udp.to_string()])
         .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
-        .args(["--realtime-priority", "5"])
+        .args(["--realtime-priority", "5", "--grpc-realtime-priority", "4"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -126,8 +126,10 @@ async fn two_workers_decode_like_appliance_decode() {
             Err(error) => panic!("no gRPC server on {grpc}: {error}"),
         }
     };
-    // `--realtime-priority`: the receive thread and both workers run under SCHED_FIFO, the
-    // runtime's threads do not.
+    // `--realtime-priority`: the receive thread and both workers run under SCHED_FIFO;
+    // `--grpc-realtime-priority`: so do the runtime's two worker threads (each took the policy
+    // before its first park, and the runtime is idle once the connection is up), and nothing
+    // else.
     let policies = thread_policies(pid);
     let fifo = |prefix: &str| {
         policies
@@ -138,10 +140,11 @@ async fn two_workers_decode_like_appliance_decode() {
     if may_use_realtime() {
         assert_eq!(fifo("worker-"), 2, "{policies:?}");
         assert_eq!(fifo("rx-"), 1, "{policies:?}");
+        assert_eq!(fifo("tokio-rt-worker"), 2, "{policies:?}");
         assert_eq!(
             policies.iter().filter(|(_, policy)| *policy == 1).count(),
-            3,
-            "only the hot threads: {policies:?}"
+            5,
+            "only the hot threads and the runtime's workers: {policies:?}"
         );
     } else {
         eprintln!("no CAP_SYS_NICE: SCHED_FIFO not checked ({policies:?})");

@@ -81,6 +81,10 @@ struct Args {
     /// worker threads).
     #[arg(long = "realtime-priority")]
     realtime_priority: Option<u8>,
+    /// Passed to the appliance as `--grpc-realtime-priority` when given (SCHED_FIFO gRPC
+    /// runtime threads).
+    #[arg(long = "grpc-realtime-priority")]
+    grpc_realtime_priority: Option<u8>,
     /// Seed of the filter generator (same seed, same filters).
     #[arg(long, default_value_t = 6)]
     seed: u64,
@@ -331,6 +335,9 @@ mod appliance {
             }
             if let Some(priority) = args.realtime_priority {
                 command.args(["--realtime-priority", &priority.to_string()]);
+            }
+            if let Some(priority) = args.grpc_realtime_priority {
+                command.args(["--grpc-realtime-priority", &priority.to_string()]);
             }
             let log = match &args.appliance_log {
                 Some(path) => Stdio::from(
