@@ -58,6 +58,9 @@ pub struct Sources {
     pub ring_slots: usize,
     /// Socket receive buffer of the UDP sources, bytes.
     pub socket_buffer_bytes: usize,
+    /// Coalesced UDP reads (`UDP_GRO`): a burst of equal-sized datagrams of one sender is read
+    /// as one message and split (docs/receive.md); one 64 KiB buffer per batch slot.
+    pub udp_gro: bool,
 }
 
 impl Default for Sources {
@@ -68,6 +71,7 @@ impl Default for Sources {
             receive_batch: 64,
             ring_slots: 8_192,
             socket_buffer_bytes: 64 << 20,
+            udp_gro: true,
         }
     }
 }

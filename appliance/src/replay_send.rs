@@ -67,7 +67,7 @@ impl BurstSender {
 
     /// Whether the sender still uses GSO (false once the kernel refused it).
     #[cfg(test)]
-    fn segmenting(&self) -> bool {
+    pub(crate) fn segmenting(&self) -> bool {
         self.segmenting
     }
 

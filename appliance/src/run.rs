@@ -802,11 +802,20 @@ fn open_sources(args: &RunArgs, config: &Config, replaying: bool) -> anyhow::Res
     }
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     for (index, address) in udp.iter().enumerate() {
-        let source =
-            UdpSource::bind(*address, config.sources.socket_buffer_bytes).map_err(|error| {
-                warn!(reason = error.label(), %address, "UDP source failed");
-                anyhow::Error::new(error)
-            })?;
+        let coalesce_messages = if config.sources.udp_gro {
+            config.sources.receive_batch
+        } else {
+            0
+        };
+        let source = UdpSource::bind(
+            *address,
+            config.sources.socket_buffer_bytes,
+            coalesce_messages,
+        )
+        .map_err(|error| {
+            warn!(reason = error.label(), %address, "UDP source failed");
+            anyhow::Error::new(error)
+        })?;
         let local = source.local_addr()?;
         if index == 0 {
             setup.replay_target = local;

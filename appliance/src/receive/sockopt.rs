@@ -12,6 +12,9 @@ pub const SO_RCVBUFFORCE: libc::c_int = 33;
 pub const SO_TIMESTAMPNS: libc::c_int = 35;
 pub const SCM_TIMESTAMPNS: libc::c_int = SO_TIMESTAMPNS;
 pub const SO_MEMINFO: libc::c_int = 55;
+/// `UDP_GRO` (linux/udp.h, level `SOL_UDP`): deliver a coalesced run of equal-sized datagrams
+/// as one message, its segment size in a control message of the same type.
+pub const UDP_GRO: libc::c_int = 104;
 pub const SO_BUSY_POLL: libc::c_int = 46;
 pub const SO_PREFER_BUSY_POLL: libc::c_int = 69;
 pub const SO_BUSY_POLL_BUDGET: libc::c_int = 70;
