@@ -801,12 +801,12 @@ fn open_sources(args: &RunArgs, config: &Config, replaying: bool) -> anyhow::Res
         udp.push(SocketAddr::from(([127, 0, 0, 1], 0)));
     }
     let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let coalesce_messages = if config.sources.udp_gro {
+        config.sources.receive_batch
+    } else {
+        0
+    };
     for (index, address) in udp.iter().enumerate() {
-        let coalesce_messages = if config.sources.udp_gro {
-            config.sources.receive_batch
-        } else {
-            0
-        };
         let source = UdpSource::bind(
             *address,
             config.sources.socket_buffer_bytes,

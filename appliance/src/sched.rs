@@ -52,8 +52,7 @@ thread_local! {
 /// the runtime's park hook: only its worker threads park (not its blocking pool), and each parks
 /// as soon as it is first idle, so every worker thread gets the policy once, before it sleeps.
 pub fn make_realtime_once(priority: u8, thread: &str) {
-    if priority == 0 || POLICY_SET.replace(true) {
-        return;
+    if !POLICY_SET.replace(true) {
+        make_current_thread_realtime(priority, thread);
     }
-    make_current_thread_realtime(priority, thread);
 }

@@ -175,40 +175,39 @@ impl UdpSource {
         }
     }
 
-    /// The coalesced path: splits what the last read left, reading again once all is split.
-    fn receive_coalesced(&mut self, batch: &mut RxBatch) -> Result<(), ReceiveError> {
-        let fd = self.socket.as_raw_fd();
-        let Some(coalesced) = self.coalesced.as_mut() else {
-            return Ok(());
-        };
-        let mut missing_timestamp = false;
-        if coalesced.next == coalesced.count {
-            let capacity = batch.capacity().min(coalesced.received.len());
-            let count = recvmmsg(
-                fd,
-                &mut coalesced.buffers,
-                MESSAGE_BYTES,
-                &mut coalesced.received[..capacity],
-            )?;
-            for message in &mut coalesced.received[..count] {
-                missing_timestamp |= message.rx_ns.is_none();
-                message.rx_ns.get_or_insert_with(unix_nanos);
-            }
-            (coalesced.count, coalesced.next, coalesced.offset) = (count, 0, 0);
-        }
-        coalesced.split_into(batch, &mut self.drops);
-        if missing_timestamp {
-            self.note_missing_timestamp();
-        }
-        Ok(())
-    }
-
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.socket.local_addr()
     }
 }
 
 impl Coalesced {
+    /// Splits what the last read left into `batch`, reading again (from `fd`) once all of it
+    /// is split. Returns whether some message came without a kernel timestamp.
+    fn receive(
+        &mut self,
+        fd: i32,
+        batch: &mut RxBatch,
+        drops: &mut DropCounts,
+    ) -> Result<bool, ReceiveError> {
+        let mut missing_timestamp = false;
+        if self.next == self.count {
+            let capacity = batch.capacity().min(self.received.len());
+            let count = recvmmsg(
+                fd,
+                &mut self.buffers,
+                MESSAGE_BYTES,
+                &mut self.received[..capacity],
+            )?;
+            for message in &mut self.received[..count] {
+                missing_timestamp |= message.rx_ns.is_none();
+                message.rx_ns.get_or_insert_with(unix_nanos);
+            }
+            (self.count, self.next, self.offset) = (count, 0, 0);
+        }
+        self.split_into(batch, drops);
+        Ok(missing_timestamp)
+    }
+
     /// Copies datagrams into `batch` until it is full or every message is split; a datagram
     /// too long for a slot (or a truncated message) is counted and dropped.
     fn split_into(&mut self, batch: &mut RxBatch, drops: &mut DropCounts) {
@@ -246,8 +245,12 @@ impl Coalesced {
 impl ShredSource for UdpSource {
     fn receive(&mut self, batch: &mut RxBatch) -> Result<(), ReceiveError> {
         batch.clear();
-        if self.coalesced.is_some() {
-            return self.receive_coalesced(batch);
+        if let Some(coalesced) = self.coalesced.as_mut() {
+            let fd = self.socket.as_raw_fd();
+            if coalesced.receive(fd, batch, &mut self.drops)? {
+                self.note_missing_timestamp();
+            }
+            return Ok(());
         }
         let capacity = batch.capacity().min(BATCH_CAPACITY_MAX);
         let mut received = [Received::default(); BATCH_CAPACITY_MAX];
