@@ -28,6 +28,7 @@
 //! encode-once [`OutboundUpdate`].
 
 pub mod grpc;
+pub mod inbound;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -40,6 +41,7 @@ use tonic::{Status, Streaming};
 use crate::fanout::{Hub, OutboundUpdate, Subscriber};
 use crate::filter::{FilterLimits, Filters};
 use crate::updates::unix_nanos;
+use inbound::{Inbound, InboundReader};
 
 pub use grpc::StreamServer;
 
@@ -213,11 +215,11 @@ const DRAIN_PER_TURN: usize = 64;
 
 /// One subscriber's stream of updates.
 fn session(
-    mut requests: Streaming<SubscribeRequest>,
+    requests: Streaming<SubscribeRequest>,
     hub: Arc<Hub>,
     limits: FilterLimits,
     metrics: Arc<StreamMetrics>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
     place: OpenStream,
 ) -> impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static {
     async_stream::stream! {
@@ -225,15 +227,13 @@ fn session(
         let _place = place;
         let mut subscriber = Subscriber::new(hub);
         let queue = subscriber.queue();
-        // A client may half-close its request stream (grpcurl does) and keep receiving.
-        let mut requests_open = true;
-        let mut shutdown_open = true;
+        // Requests and shutdown come through the reader (aborted when the stream is dropped), so
+        // that a turn woken by an update polls two queues and nothing else.
+        let (_reader, mut inbound) = InboundReader::spawn(requests, shutdown);
+        let mut inbound_open = true;
         loop {
-            if *shutdown.borrow() {
-                metrics.disconnected(DisconnectReason::Shutdown);
-                yield Err(Status::unavailable("server shutting down"));
-                break;
-            }
+            // A full queue has woken the session (it holds updates), so the lag is seen here or
+            // in the drain below without a wake-up of its own.
             if queue.is_lagged() {
                 let dropped = subscriber.end_lagged();
                 metrics.updates_dropped_lag.fetch_add(dropped, Ordering::Relaxed);
@@ -245,19 +245,23 @@ fn session(
             }
             tokio::select! {
                 biased;
-                changed = shutdown.changed(), if shutdown_open => {
-                    // A dropped sender can no longer stop sessions: stop watching it.
-                    shutdown_open = changed.is_ok();
-                }
-                () = queue.wait_lagged() => {}
-                request = requests.message(), if requests_open => {
-                    let request = match request {
-                        Ok(Some(request)) => request,
-                        Ok(None) if subscriber.is_started() => {
-                            requests_open = false;
+                event = inbound.recv(), if inbound_open => {
+                    let request = match event {
+                        Some(Inbound::Request(request)) => request,
+                        Some(Inbound::Shutdown) => {
+                            metrics.disconnected(DisconnectReason::Shutdown);
+                            yield Err(Status::unavailable("server shutting down"));
+                            break;
+                        }
+                        // A client may half-close its request stream (grpcurl does) and keep
+                        // receiving once it has started the stream.
+                        Some(Inbound::Closed) if subscriber.is_started() => continue,
+                        // Nothing more can come (requests closed, shutdown sender gone).
+                        None if subscriber.is_started() => {
+                            inbound_open = false;
                             continue;
                         }
-                        Ok(None) | Err(_) => {
+                        Some(Inbound::Closed | Inbound::Failed) | None => {
                             metrics.disconnected(DisconnectReason::ClientClosed);
                             break;
                         }

@@ -1,8 +1,9 @@
 //! The hand-written tonic service over a real HTTP/2 connection with the generated client: the
 //! pong comes first, matching transactions arrive with their filter ids and stamps, a new request
 //! replaces the filters for the very next update, slots reach every started session, invalid
-//! filters are refused, an unknown method is UNIMPLEMENTED, and a subscriber that stops reading
-//! is cut with RESOURCE_EXHAUSTED while the publisher never waits.
+//! filters are refused, an unknown method is UNIMPLEMENTED, a subscriber that stops reading is cut
+//! with RESOURCE_EXHAUSTED while the publisher never waits, and shutdown ends every session with
+//! UNAVAILABLE.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
@@ -29,7 +30,7 @@ struct Running {
     address: SocketAddr,
     feed: Feed,
     metrics: Arc<StreamMetrics>,
-    _stop: watch::Sender<bool>,
+    stop: watch::Sender<bool>,
 }
 
 async fn serve(queue: usize) -> Running {
@@ -53,7 +54,7 @@ async fn serve(queue: usize) -> Running {
         address,
         feed,
         metrics,
-        _stop: stop,
+        stop,
     }
 }
 
@@ -309,5 +310,55 @@ async fn a_stalled_subscriber_is_cut_and_the_publisher_never_waits() {
     assert_eq!(
         running.metrics.updates_dropped_lag.load(Ordering::Relaxed),
         dropped
+    );
+}
+
+/// Shutdown ends every session with UNAVAILABLE: a started one, one whose client half-closed its
+/// requests after starting (it still receives until then), and one that never sent a request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_every_session_with_unavailable() {
+    let running = serve(64).await;
+    let mut client = client(running.address).await;
+    let (started_requests, mut started) = subscribe(&mut client).await;
+    started_requests
+        .send(request(&[("all", ProgramFilter::default())], Some(1)))
+        .await
+        .unwrap();
+    assert_eq!(next(&mut started).await.update, Some(Update::Pong(1)));
+    let (half_closed_requests, mut half_closed) = subscribe(&mut client).await;
+    half_closed_requests
+        .send(request(&[("all", ProgramFilter::default())], Some(2)))
+        .await
+        .unwrap();
+    assert_eq!(next(&mut half_closed).await.update, Some(Update::Pong(2)));
+    drop(half_closed_requests);
+    let (_waiting_requests, mut waiting) = subscribe(&mut client).await;
+
+    running.feed.publish(transaction(1, "buy", 1, now()));
+    for stream in [&mut started, &mut half_closed] {
+        let Some(Update::Transaction(received)) = next(stream).await.update else {
+            panic!("not a transaction");
+        };
+        assert_eq!(received.tx_index, 1);
+    }
+
+    running.stop.send(true).unwrap();
+    for (name, stream) in [
+        ("started", &mut started),
+        ("half-closed", &mut half_closed),
+        ("waiting", &mut waiting),
+    ] {
+        let status = tokio::time::timeout(Duration::from_secs(10), stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("{name}: not ended within 10 s"))
+            .unwrap_or_else(|| panic!("{name}: ended without a status"))
+            .expect_err(name);
+        assert_eq!(status.code(), tonic::Code::Unavailable, "{name}");
+        assert_eq!(status.message(), "server shutting down", "{name}");
+    }
+    let shutdown = DisconnectReason::Shutdown as usize;
+    assert_eq!(
+        running.metrics.disconnects[shutdown].load(Ordering::Relaxed),
+        3
     );
 }

@@ -1,11 +1,12 @@
 //! `SessionQueue`: one session's bounded queue of deliveries, written by the publisher without
-//! waiting (`try_send`), and its lag state: on overflow the publisher counts the drop, marks the
-//! session lagged and wakes it so that its stream ends at once.
+//! waiting (`try_send`), and its lag state: on overflow the publisher counts the drop and marks the
+//! session lagged. A full queue holds updates, so the session is already woken (or running) and
+//! sees the mark in its next turn; the stream then ends at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 
 use super::encode::EncodedUpdate;
 use crate::filter::Matches;
@@ -25,7 +26,6 @@ pub struct SessionQueue {
     sender: mpsc::Sender<Delivery>,
     dropped: AtomicU64,
     lagged: AtomicBool,
-    wake: Notify,
 }
 
 impl SessionQueue {
@@ -36,7 +36,6 @@ impl SessionQueue {
             sender,
             dropped: AtomicU64::new(0),
             lagged: AtomicBool::new(false),
-            wake: Notify::new(),
         };
         (Arc::new(queue), receiver)
     }
@@ -47,9 +46,7 @@ impl SessionQueue {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(_)) => {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
-                if !self.lagged.swap(true, Ordering::AcqRel) {
-                    self.wake.notify_one();
-                }
+                self.lagged.store(true, Ordering::Release);
             }
             // The session has ended; its registration goes with the next index change.
             Err(mpsc::error::TrySendError::Closed(_)) => {}
@@ -64,12 +61,5 @@ impl SessionQueue {
     /// Deliveries dropped because the queue was full.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
-    }
-
-    /// Resolves once the session is lagged.
-    pub async fn wait_lagged(&self) {
-        while !self.is_lagged() {
-            self.wake.notified().await;
-        }
     }
 }
