@@ -4,8 +4,9 @@
 //! re-checks its rings, and parks with a timeout (a safety net, never needed for correctness). A
 //! producer, after publishing into one of that worker's rings, calls [`Waker::wake`]: it reads
 //! `parked` and unparks the worker only when it is set, so a busy worker costs its producers a
-//! fence and a load, never a system call. Producers call `wake` once per batch (a receive batch,
-//! or a worker's pass over one of its rings), not per item.
+//! fence and a load, never a system call. Producers call `wake` per batch, not per item: a receive
+//! thread right after a worker's first datagram of the batch and, if more followed, once more at
+//! the end; a worker once after its pass over one of its rings.
 //!
 //! Why no wakeup is lost (a Dekker-style handshake; both sides have a `SeqCst` fence between
 //! their store and their load):

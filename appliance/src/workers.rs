@@ -12,7 +12,7 @@
 //! a full ring drops and counts, nothing waits. Slot notifications go out once per new highest
 //! slot across workers, before the slot's shreds leave the set stage that raised it. An idle
 //! worker yields a few times, then parks (`crate::wake`): its producers (receive threads, other
-//! workers forwarding) unpark it after publishing into its rings, at most once per batch and
+//! workers forwarding) unpark it after publishing into its rings, at most twice per batch and
 //! never while it is busy; `park_timeout` is only a safety net.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -651,7 +651,10 @@ mod tests {
         assert!(woken > 0, "the worker never parked and woke");
         eprintln!("{CYCLES} datagrams: woken {woken}, timed out {_timed_out}, unparks {unparks}");
         assert!(unparks >= woken, "every wake came from a producer's unpark");
-        assert!(unparks <= CYCLES, "at most one unpark per batch");
+        assert!(
+            unparks <= CYCLES,
+            "at most one unpark per single-datagram batch"
+        );
     }
 
     /// A worker that does not park costs its producers no unpark, however many batches.

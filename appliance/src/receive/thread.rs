@@ -113,25 +113,45 @@ pub fn worker_of(datagram: &[u8], workers: usize) -> usize {
 }
 
 /// Copies every datagram of `batch` into its worker's ring; full rings drop (counted there).
-/// Returns the workers that got at least one datagram (bits of [`worker_bit`]).
-pub fn dispatch(batch: &RxBatch, rings: &mut [Producer<Datagram>]) -> u64 {
+/// `first_in(worker)` runs once per worker, right after the batch's first datagram for it is in
+/// its ring. Returns the workers that got at least one datagram and, second, those that got more
+/// than one (bits of [`worker_bit`]).
+pub fn dispatch(
+    batch: &RxBatch,
+    rings: &mut [Producer<Datagram>],
+    mut first_in: impl FnMut(usize),
+) -> (u64, u64) {
     let workers = rings.len();
-    let mut touched = 0u64;
+    let (mut touched, mut more) = (0u64, 0u64);
     for (datagram, rx_ns) in batch.iter() {
         let worker = worker_of(datagram, workers);
         if let Some(ring) = rings.get_mut(worker)
             && ring.push_with(|slot| slot.fill(datagram, rx_ns))
         {
-            touched |= worker_bit(worker);
+            let bit = worker_bit(worker);
+            if touched & bit == 0 {
+                touched |= bit;
+                first_in(worker);
+            } else {
+                more |= bit;
+            }
         }
     }
-    touched
+    (touched, more)
 }
 
-/// [`dispatch`], then wakes the workers that got datagrams (an unpark only for a parked one).
+/// [`dispatch`], waking each worker as soon as its first datagram is in (an unpark only for a
+/// parked one), so that its wake-up overlaps the copy of the rest of the batch. A worker that got
+/// more datagrams after that is woken once more at the end, in case it emptied its ring and
+/// parked meanwhile (a check, no system call while it is busy).
 pub fn dispatch_and_wake(batch: &RxBatch, rings: &mut SourceRings) {
-    let touched = dispatch(batch, &mut rings.rings);
-    wake_touched(touched, &rings.wakers);
+    let SourceRings { rings, wakers } = rings;
+    let (_, more) = dispatch(batch, rings, |worker| {
+        if let Some(waker) = wakers.get(worker) {
+            waker.wake();
+        }
+    });
+    wake_touched(more, wakers);
 }
 
 /// One source's loop: fill the batch, dispatch it; read kernel drops on the tick.
@@ -264,8 +284,20 @@ mod tests {
         }
         assert!(batch.push(b"short", 99), "unpeekable");
         expected[0] += 1;
-        let touched = dispatch(&batch, &mut rings);
+        let mut firsts = Vec::new();
+        let (touched, more) = dispatch(&batch, &mut rings, |worker| {
+            // Called right after the worker's first datagram: exactly one is in its ring.
+            firsts.push((worker, stats[worker].occupancy()));
+        });
+        assert_eq!(
+            firsts,
+            [
+                (worker_of(&shred(9, 0), 2), 1),
+                (1 - worker_of(&shred(9, 0), 2), 1)
+            ]
+        );
         assert_eq!(touched, 0b11, "both workers got datagrams");
+        assert_eq!(more, 0b11, "both got more than one");
         assert!(
             expected.iter().all(|&n| n > 2),
             "both workers get sets: {expected:?}"
