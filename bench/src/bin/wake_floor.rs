@@ -26,8 +26,13 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use hdrhistogram::Histogram;
 
-/// `SO_TIMESTAMPNS` (the 64-bit `time_t` value of `SO_TIMESTAMPNS_OLD`).
-const SO_TIMESTAMPNS: libc::c_int = 35;
+/// The appliance's socket option numbers and typed `setsockopt` (compiled in from its source, as
+/// the ring bench does with its ring).
+#[allow(dead_code)]
+#[path = "../../../appliance/src/receive/sockopt.rs"]
+mod sockopt;
+
+use sockopt::{SCM_TIMESTAMPNS, SO_TIMESTAMPNS};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -123,7 +128,7 @@ fn recv_stamped(socket: &UdpSocket, buffer: &mut [u8]) -> Option<u64> {
     unsafe {
         let mut cmsg = libc::CMSG_FIRSTHDR(&header);
         while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == SO_TIMESTAMPNS {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == SCM_TIMESTAMPNS {
                 let stamp: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
                 return Some(stamp.tv_sec as u64 * 1_000_000_000 + stamp.tv_nsec as u64);
             }
@@ -152,20 +157,8 @@ fn print(name: &str, histogram: &Histogram<u64>) {
 fn main() -> Result<()> {
     let args = Args::parse();
     let receiver = UdpSocket::bind("127.0.0.1:0").context("bind")?;
-    let one: libc::c_int = 1;
-    // SAFETY: setting an int socket option on an open socket.
-    let rc = unsafe {
-        libc::setsockopt(
-            receiver.as_raw_fd(),
-            libc::SOL_SOCKET,
-            SO_TIMESTAMPNS,
-            (&raw const one).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        bail!("SO_TIMESTAMPNS: {}", std::io::Error::last_os_error());
-    }
+    sockopt::set(receiver.as_raw_fd(), libc::SOL_SOCKET, SO_TIMESTAMPNS, &1)
+        .context("SO_TIMESTAMPNS")?;
     receiver
         .set_read_timeout(Some(Duration::from_millis(100)))
         .context("read timeout")?;
