@@ -1,4 +1,4 @@
-//! Turning CAR bytes into the model: a slot's contiguous byte range (spec §1.4: every node of the
+//! Turning CAR bytes into the model: a slot's contiguous byte range (format §1.4: every node of the
 //! slot, ending with its Block section) into a [`Block`] with its transactions in block order, and
 //! one Transaction section (plus its continuation frames) into a [`Transaction`].
 
@@ -30,6 +30,10 @@ pub fn decode_slot_range(bytes: &[u8], offset: u64) -> Result<DecodedSlot, Forma
     let mut last: Option<car::Section<'_>> = None;
     for section in car::sections(bytes, offset) {
         let section = section?;
+        // Every node read is checked against its CID: damaged bytes are never served.
+        if !section.cid.verifies(section.node) {
+            return Err(FormatError::CidMismatch);
+        }
         nodes.insert(section.cid, section.node);
         last = Some(section);
     }

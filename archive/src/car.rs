@@ -1,4 +1,4 @@
-//! The CARv1 container (spec §1): the header (`{"roots": [cid], "version": 1}` as DAG-CBOR after
+//! The CARv1 container (format §1): the header (`{"roots": [cid], "version": 1}` as DAG-CBOR after
 //! a uvarint length) and the sequence of sections `uvarint(len) CID node`. Offsets and sizes are
 //! those of the indexes: a section's offset is the first byte of its varint, its size the whole
 //! section. Sections can be split out of an in-memory range ([`sections`]) or streamed from a

@@ -1,3 +1,6 @@
+//! Length: over 600 lines because the sources' probing, activation and scheduled checks are one
+//! state machine over one catalog; ~50 of the lines are tests.
+//!
 //! The archive's sources and their catalog: every `--archive` value (a local directory or an
 //! http(s) base URL laid out like the public file host) opened into one [`ArchiveStore`], and the
 //! periodic check that activates newly published epochs.
@@ -9,7 +12,7 @@
 //! - **URL** `BASE[#FIRST[-LAST]]`: whole epochs `<BASE>/<N>/epoch-<N>.car` with the published
 //!   index names next to them (our own files optional), N from FIRST (default 0) upwards until
 //!   the first epoch that is not (completely) published, at most LAST. Each check re-reads the `.cid` of every epoch held (a replaced
-//!   epoch with a new root CID is reopened) and probes N = highest known + 1 (spec §5
+//!   epoch with a new root CID is reopened) and probes N = highest known + 1 (format §5
 //!   "Availability and lag"): an epoch is activated only when its `.cid` parses, every required
 //!   file answers `HEAD` with 200, the indexes' metadata match the CAR (checked at open) and the
 //!   CAR's root is the `.cid`.
@@ -161,34 +164,47 @@ impl CatalogMetrics {
 
     /// Appends the Prometheus text.
     pub fn render(&self, out: &mut String) {
+        use crate::prom::{header, single};
         use std::fmt::Write;
-        let _ = writeln!(
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        for (name, kind, help, value) in [
+            (
+                "archive_epochs_served",
+                "gauge",
+                "Epochs the archive serves now.",
+                load(&self.epochs_served),
+            ),
+            (
+                "archive_pieces_served",
+                "gauge",
+                "CAR files (whole epochs or pieces) the archive serves now.",
+                load(&self.pieces_served),
+            ),
+            (
+                "archive_catalog_checks_total",
+                "counter",
+                "Catalog checks of the archive sources (new or replaced epochs).",
+                load(&self.checks),
+            ),
+            (
+                "archive_catalog_activations_total",
+                "counter",
+                "Epochs or pieces the catalog checks put into service.",
+                load(&self.activations),
+            ),
+        ] {
+            single(out, name, kind, help, value);
+        }
+        let name = "archive_catalog_failures_total";
+        header(
             out,
-            "# TYPE archive_epochs_served gauge\narchive_epochs_served {}",
-            self.epochs_served.load(Ordering::Relaxed)
+            name,
+            "counter",
+            "Archive sources or files a catalog check could not use, by reason.",
         );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_pieces_served gauge\narchive_pieces_served {}",
-            self.pieces_served.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_catalog_checks_total counter\narchive_catalog_checks_total {}",
-            self.checks.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE archive_catalog_activations_total counter\narchive_catalog_activations_total {}",
-            self.activations.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(out, "# TYPE archive_catalog_failures_total counter");
         if let Ok(failures) = self.failures.lock() {
             for (reason, count) in failures.iter() {
-                let _ = writeln!(
-                    out,
-                    "archive_catalog_failures_total{{reason=\"{reason}\"}} {count}"
-                );
+                let _ = writeln!(out, "{name}{{reason=\"{reason}\"}} {count}");
             }
         }
     }
@@ -298,8 +314,12 @@ fn epoch_key(epoch: u64) -> String {
     format!("{epoch:020}")
 }
 
+/// Damaged epochs one URL check skips over before it stops probing further.
+const MAX_SKIPPED_EPOCHS: u32 = 4;
+
 impl SourceState {
-    /// Brings the directory up to date. `strict`: the first failure is the error (at start).
+    /// Brings the directory up to date. `strict` (at start): an unreadable directory is the
+    /// error; a CAR that fails its checks is skipped, logged and counted either way.
     fn refresh_dir(
         &mut self,
         dir: &Path,
@@ -329,10 +349,12 @@ impl SourceState {
                     next.insert(key, entry);
                 }
                 Err(error) if strict => {
-                    return Err(CatalogError::Open {
-                        source_text: self.text.clone(),
-                        error,
-                    });
+                    // At start a damaged epoch is skipped: the rest of the archive, the stream
+                    // and insights serve (a later check activates it once it is repaired).
+                    let failure = Failure::archive(&error);
+                    tracing::error!(car = %key, reason = failure.reason, error = %failure.message,
+                        "archive CAR skipped: it fails its checks");
+                    metrics.fail(failure.reason);
                 }
                 Err(error) => {
                     let failure = Failure::archive(&error);
@@ -393,6 +415,7 @@ impl SourceState {
             .filter_map(|k| k.parse::<u64>().ok())
             .max()
             .map_or(first, |n| n + 1);
+        let mut skipped = 0;
         while last.is_none_or(|last| next <= last) {
             match self.probe(&client, base, next) {
                 Ok(Probe::Active(root, archive)) => {
@@ -411,7 +434,16 @@ impl SourceState {
                             reason: failure.message,
                         });
                     }
-                    break;
+                    if matches!(failure.reason, "incomplete" | "http_transport") {
+                        break;
+                    }
+                    // Published but damaged: skipped, so that later epochs still serve (a few
+                    // per pass: a host answering every path with junk must not loop forever).
+                    skipped += 1;
+                    if skipped > MAX_SKIPPED_EPOCHS {
+                        break;
+                    }
+                    next += 1;
                 }
             }
         }
@@ -467,7 +499,7 @@ impl SourceState {
 }
 
 /// The CAR and every index file the store opens for it.
-/// The CAR and the published indexes (spec §5): what a URL source must publish before an epoch
+/// The CAR and the published indexes (format §5): what a URL source must publish before an epoch
 /// is activated. Our own files (`slot-ranges.raw`, `slot-to-blockhash`, `asig-*`) are optional:
 /// used when published, derived or routed when not ([`EpochArchive::open_http`]).
 fn required_files(car: &Path, root: &Cid) -> Vec<PathBuf> {

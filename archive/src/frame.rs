@@ -1,4 +1,4 @@
-//! Multi-frame payloads (spec §2.7): reassembling a payload from its inline first DataFrame and
+//! Multi-frame payloads (format §2.7): reassembling a payload from its inline first DataFrame and
 //! the continuation frames reachable through `next`, checking the whole-payload checksum
 //! (CRC-64/GO-ISO, or 64-bit FNV-1a in very old CARs), and splitting a payload into frames for the
 //! writer (at most 5 links per frame, linked so that a depth-first walk visits frames in order).
@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn checksum_check_values() {
-        // Check values of the two algorithms for "123456789" (spec §2.7; FNV-1a 64 reference).
+        // Check values of the two algorithms for "123456789" (format §2.7; FNV-1a 64 reference).
         assert_eq!(crc64_go_iso(b"123456789"), 0xB909_56C7_75A4_1001);
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);

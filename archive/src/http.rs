@@ -1,4 +1,4 @@
-//! Remote files behind an HTTP base address (the public file host's layout, spec §5): one `HEAD`
+//! Remote files behind an HTTP base address (the public file host's layout, format §5): one `HEAD`
 //! for the size (fallback: `GET` of byte 0 and its `Content-Range`), then every positioned read is
 //! a `GET` with `Range: bytes=a-b` over a shared keep-alive agent (timeouts per phase: 10 s
 //! connect, 60 s send, response, body), retried up to 3 times with

@@ -1,8 +1,8 @@
 //! The public per-epoch Solana archive ("Old Faithful" CAR files and their indexes): reading
 //! epochs, building their indexes, writing CARs, and the [`ArchiveStore`] contract through which
-//! the JSON-RPC archive (`server::rpc`) and the insights backfill read blocks and transactions.
+//! the JSON-RPC archive (the `rpc` crate) and the insights backfill read blocks and transactions.
 //!
-//! Format reference: `docs/archive.md` (summarising `shared/spec/epoch-archive.md`).
+//! Format reference: docs/archive.md ("Format reference", cited in this crate as "format §n").
 
 pub mod block;
 pub mod build;
@@ -18,12 +18,12 @@ pub mod lru;
 pub mod meta;
 pub mod model;
 pub mod node;
+pub mod prom;
 pub mod rangecache;
 pub mod rangeclient;
 pub mod readat;
 pub mod slotmemo;
 pub mod store;
-pub mod synth;
 pub mod txerror;
 pub mod txwire;
 pub mod varint;

@@ -1,3 +1,6 @@
+//! Length: over 600 lines because one epoch's pieces, their indexes and the lookups over them share
+//! the piece type; ~80 of the lines are tests.
+//!
 //! [`LocalArchive`]: an [`ArchiveStore`] over a directory of epoch CARs (whole or pieces) with
 //! the indexes our builder writes next to them. Every file is opened once at start and read with
 //! `pread`; opening checks each index's epoch and rootCid against its CAR. Lookups:
@@ -38,6 +41,8 @@ struct Piece {
     /// Key of this CAR's facts in the slot memo (new for every opened CAR).
     id: u64,
     name: String,
+    /// The index files' names, so that an error names the damaged file.
+    paths: IndexPaths,
     car: Source,
     root: Cid,
     epoch: u64,
@@ -213,6 +218,7 @@ impl Piece {
         let mut piece = Piece {
             id: crate::rangecache::next_file_id(),
             name,
+            paths: paths.clone(),
             car,
             root,
             epoch,
@@ -249,7 +255,7 @@ impl Piece {
     }
 
     /// First and last present slot from the CAR's root: a Subset (piece) holds them, an Epoch
-    /// node links its Subsets in slot order (spec §2.1, §2.2). `None`: no block.
+    /// node links its Subsets in slot order (format §2.1, §2.2). `None`: no block.
     fn root_bounds(&self) -> Result<Option<(u64, u64)>, ArchiveError> {
         let missing = |what: &str| ArchiveError::Corrupt {
             what: self.name.clone(),
@@ -299,7 +305,7 @@ impl Piece {
         };
         let Some(value) = index
             .lookup(&slot.to_le_bytes())
-            .map_err(|e| corrupt(&self.name, e))?
+            .map_err(|e| self.index_error(&self.paths.slot_to_cid, e))?
         else {
             return Ok(None);
         };
@@ -320,7 +326,9 @@ impl Piece {
     /// `None` when the slot has no block: slot-ranges when published, else derived and memoized.
     fn slot_range(&self, slot: u64) -> Result<Option<(u64, u32)>, ArchiveError> {
         if let Some(ranges) = &self.ranges {
-            return ranges.get(slot).map_err(|e| corrupt(&self.name, e));
+            return ranges
+                .get(slot)
+                .map_err(|e| self.index_error(&self.paths.slot_ranges, e));
         }
         let memo = crate::slotmemo::shared();
         if let Some(known) = memo.get(self.id, slot, |f| f.range) {
@@ -374,7 +382,9 @@ impl Piece {
     /// read from the Block and Entry nodes and memoized. `None` when the slot has no block.
     fn blockhash(&self, slot: u64) -> Result<Option<[u8; 32]>, ArchiveError> {
         if let Some(hashes) = &self.hashes {
-            return hashes.get(slot).map_err(|e| corrupt(&self.name, e));
+            return hashes
+                .get(slot)
+                .map_err(|e| self.index_error(&self.paths.slot_to_blockhash, e));
         }
         let memo = crate::slotmemo::shared();
         if let Some(hash) = memo.get(self.id, slot, |f| f.blockhash) {
@@ -405,6 +415,19 @@ impl Piece {
         }
     }
 
+    /// A damaged index file: the error names it.
+    fn index_error(&self, path: &Path, error: FormatError) -> ArchiveError {
+        corrupt(&path.display().to_string(), error)
+    }
+
+    /// Damaged CAR bytes at `offset`: the error names the CAR and the offset.
+    fn corrupt_at(&self, offset: u64, error: FormatError) -> ArchiveError {
+        ArchiveError::Corrupt {
+            what: format!("{} at offset {offset}", self.name),
+            reason: error.to_string(),
+        }
+    }
+
     fn read(&self, offset: u64, len: usize) -> Result<Vec<u8>, ArchiveError> {
         self.car
             .read_vec(offset, len)
@@ -424,7 +447,7 @@ impl Piece {
         let Some(value) = self
             .cid_to_offset
             .lookup(cid.as_bytes())
-            .map_err(|e| corrupt(&self.name, e))?
+            .map_err(|e| self.index_error(&self.paths.cid_to_offset, e))?
         else {
             return Ok(None);
         };
@@ -441,13 +464,20 @@ impl Piece {
             let (len, used) = varint::decode(&head).map_err(|e| corrupt(&self.name, e))?;
             size = len + used as u64;
         }
-        if size > car::MAX_SECTION_LEN + 16 || offset + size > self.car.len() {
+        if size > car::MAX_SECTION_LEN + 16 {
             return Ok(None);
         }
+        if offset + size > self.car.len() {
+            // The index names a section the file no longer holds whole.
+            return Err(self.corrupt_at(offset, FormatError::Truncated("CAR section")));
+        }
         let bytes = self.read(offset, size as usize)?;
-        let section = parse_section(&bytes, offset).map_err(|e| corrupt(&self.name, e))?;
+        let section = parse_section(&bytes, offset).map_err(|e| self.corrupt_at(offset, e))?;
         if section.cid != *cid {
             return Ok(None); // a false positive of the compact index
+        }
+        if !section.cid.verifies(section.node) {
+            return Err(self.corrupt_at(offset, FormatError::CidMismatch));
         }
         let start = bytes.len() - section.node.len();
         Ok(Some((offset, size, bytes[start..].to_vec())))
@@ -460,14 +490,14 @@ impl Piece {
         if !self
             .sig_exists
             .contains(signature)
-            .map_err(|e| corrupt(&self.name, e))?
+            .map_err(|e| self.index_error(&self.paths.sig_exists, e))?
         {
             return Ok(None);
         }
         let Some(value) = self
             .sig_to_cid
             .lookup(signature)
-            .map_err(|e| corrupt(&self.name, e))?
+            .map_err(|e| self.index_error(&self.paths.sig_to_cid, e))?
         else {
             return Ok(None);
         };
@@ -509,7 +539,7 @@ impl Piece {
         let time = self
             .block_times
             .get(slot)
-            .map_err(|e| corrupt(&self.name, e))?;
+            .map_err(|e| self.index_error(&self.paths.slot_to_blocktime, e))?;
         Ok(time.filter(|&t| t != 0).map(i64::from))
     }
 }
@@ -714,7 +744,7 @@ impl ArchiveStore for EpochArchive {
             return Ok(SlotLookup::Skipped);
         };
         let bytes = piece.read(offset, len as usize)?;
-        let decoded = decode_slot_range(&bytes, offset).map_err(|e| corrupt(&piece.name, e))?;
+        let decoded = decode_slot_range(&bytes, offset).map_err(|e| piece.corrupt_at(offset, e))?;
         if decoded.block.slot != slot {
             return Err(ArchiveError::IndexMismatch {
                 what: piece.name.clone(),
@@ -821,7 +851,7 @@ impl ArchiveStore for EpochArchive {
             };
             let rows = index
                 .query(address, bounds, query.limit - out.len())
-                .map_err(|e| corrupt(&piece.name, e))?;
+                .map_err(|e| piece.index_error(&piece.paths.address.postings, e))?;
             out.extend(rows);
         }
         Ok(SignaturePage {
@@ -840,8 +870,10 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use crate::build::{BuildOptions, build_indexes};
-    use crate::synth::{Synth, SynthOptions};
-    use crate::writer::{CarWriter, RootKind, WriterOptions};
+    // The synthetic blocks are the test kit's, written by the archive crate the kit links
+    // (a second copy of this crate under test): only files and integers cross over.
+    use testkit::archive::writer::{CarWriter, RootKind, WriterOptions};
+    use testkit::synth::{Synth, SynthOptions};
 
     /// Opens `car` as a public-files-only source would: our own files answer "missing".
     fn open_public(car: &Path) -> Piece {

@@ -137,25 +137,32 @@ impl<K: Hash + Eq + Copy, V> Lru<K, V> {
     }
 
     /// Appends the Prometheus text: `<prefix>_{hits,misses,evictions}_total` and the gauges
-    /// `<prefix>_<unit>` (held cost) and `<prefix>_bound_<unit>`.
-    pub fn render(&self, out: &mut String, prefix: &str, unit: &str) {
-        use std::fmt::Write;
+    /// `<prefix>_<unit>` (held cost) and `<prefix>_bound_<unit>`; `what` names the cache in the
+    /// help texts.
+    pub fn render(&self, out: &mut String, prefix: &str, unit: &str, what: &str) {
+        use crate::prom::single;
         let c = self.counts();
-        for (name, value) in [
-            ("hits", c.hits),
-            ("misses", c.misses),
-            ("evictions", c.evictions),
+        for (name, help, value) in [
+            ("hits", "Lookups found in", c.hits),
+            ("misses", "Lookups not found in", c.misses),
+            ("evictions", "Entries evicted from", c.evictions),
         ] {
-            let _ = writeln!(
+            let help = format!("{help} the {what}.");
+            single(
                 out,
-                "# TYPE {prefix}_{name}_total counter\n{prefix}_{name}_total {value}"
+                &format!("{prefix}_{name}_total"),
+                "counter",
+                &help,
+                value,
             );
         }
-        for (name, value) in [
-            (unit.to_owned(), c.cost),
-            (format!("bound_{unit}"), self.bound),
+        let held = format!("Held in the {what} ({unit}).");
+        let bound = format!("Bound of the {what} ({unit}).");
+        for (name, help, value) in [
+            (unit.to_owned(), held, c.cost),
+            (format!("bound_{unit}"), bound, self.bound),
         ] {
-            let _ = writeln!(out, "# TYPE {prefix}_{name} gauge\n{prefix}_{name} {value}");
+            single(out, &format!("{prefix}_{name}"), "gauge", &help, value);
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Transaction metadata and rewards payloads (spec §2.5–2.6): zstd decompression with a size cap,
+//! Transaction metadata and rewards payloads (format §2.5–2.6): zstd decompression with a size cap,
 //! then the validator's protobuf `TransactionStatusMeta` / `Rewards` or the legacy bincode forms
 //! (`StoredTransactionStatusMeta`, `Vec<StoredExtendedReward>`), converted to the protobuf types.
 //! Empty metadata is "no metadata".
@@ -509,7 +509,7 @@ mod tests {
     #[test]
     fn legacy_bincode_meta_by_hand() {
         // Err(InstructionError(0, Custom(1))), fee 5000, pre [10], post [9], then EOF: every
-        // trailing field takes its default. Bytes laid out by hand per spec §2.5.
+        // trailing field takes its default. Bytes laid out by hand per format §2.5.
         let mut raw = vec![1, 0, 0, 0, 8, 0, 0, 0, 0, 25, 0, 0, 0, 1, 0, 0, 0];
         raw.extend_from_slice(&5000u64.to_le_bytes());
         raw.extend_from_slice(&1u64.to_le_bytes());

@@ -105,7 +105,12 @@ impl RangeCache {
 
     /// Appends the Prometheus text.
     pub fn render(&self, out: &mut String) {
-        self.lru.render(out, "archive_http_cache", "bytes");
+        self.lru.render(
+            out,
+            "archive_http_cache",
+            "bytes",
+            "cache of remote archive byte ranges",
+        );
     }
 }
 

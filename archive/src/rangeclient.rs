@@ -1,3 +1,5 @@
+//! Length: over 600 lines because ~500 lines of code; the rest are its tests.
+//!
 //! The fast path of the HTTP source's range reads for plain `http://` URLs: a small keep-alive
 //! HTTP/1.1 client. A bounded process-wide pool of persistent `TcpStream`s per host (TCP_NODELAY,
 //! timeouts set once at connect), one `write` per request, the response head parsed with
@@ -462,27 +464,58 @@ impl RangeClient {
 
     /// Appends the Prometheus text.
     pub fn render(&self, out: &mut String) {
-        use std::fmt::Write as _;
         let c = self.counts();
-        for (name, kind, value) in [
-            ("archive_http_fast_requests_total", "counter", c.requests),
-            ("archive_http_fast_connects_total", "counter", c.connects),
-            ("archive_http_fast_reuses_total", "counter", c.reuses),
+        for (name, kind, help, value) in [
+            (
+                "archive_http_fast_requests_total",
+                "counter",
+                "Range requests of remote archives answered by the keep-alive fast path.",
+                c.requests,
+            ),
+            (
+                "archive_http_fast_connects_total",
+                "counter",
+                "Connections the keep-alive range client opened.",
+                c.connects,
+            ),
+            (
+                "archive_http_fast_reuses_total",
+                "counter",
+                "Range requests sent on a pooled kept-alive connection.",
+                c.reuses,
+            ),
             (
                 "archive_http_fast_stale_retries_total",
                 "counter",
+                "Pooled connections found closed, the request retried on a new one.",
                 c.stale_retries,
             ),
-            ("archive_http_fast_fallbacks_total", "counter", c.fallbacks),
+            (
+                "archive_http_fast_fallbacks_total",
+                "counter",
+                "Answers the fast path does not handle, read again with the general HTTP client.",
+                c.fallbacks,
+            ),
             (
                 "archive_http_fast_pool_discards_total",
                 "counter",
+                "Connections closed instead of pooled because the pool was full.",
                 c.discards,
             ),
-            ("archive_http_fast_idle_connections", "gauge", c.idle),
-            ("archive_http_fast_idle_bound", "gauge", MAX_IDLE as u64),
+            (
+                "archive_http_fast_idle_connections",
+                "gauge",
+                "Idle connections in the pool now.",
+                c.idle,
+            ),
+            (
+                "archive_http_fast_idle_bound",
+                "gauge",
+                "Most idle connections the pool keeps.",
+                MAX_IDLE as u64,
+            ),
         ] {
-            let _ = writeln!(out, "# TYPE {name} {kind}\n{name} {value}");
+            crate::prom::single(out, name, kind, help, value);
         }
     }
 }

@@ -97,7 +97,8 @@ impl SlotMemo {
 
     /// Appends the Prometheus text.
     pub fn render(&self, out: &mut String) {
-        self.lru.render(out, "archive_slot_memo", "entries");
+        self.lru
+            .render(out, "archive_slot_memo", "entries", "memo of slot lookups");
     }
 }
 

@@ -1,5 +1,5 @@
 //! The runtime's `TransactionError` and `InstructionError` enums in their bincode layout (u32 LE
-//! variant index, then fields; json-rpc-compat.md §7.4). Needed to step over the status of legacy
+//! variant index, then fields; docs/archive-rpc.md §7.4). Needed to step over the status of legacy
 //! bincode metadata and to produce the bincode error bytes the CAR writer stores.
 
 use serde::{Deserialize, Serialize};
@@ -128,7 +128,8 @@ mod tests {
 
     #[test]
     fn bincode_layout_matches_the_spec() {
-        // InstructionError(2, Custom(6001)): u32 8, u8 2, u32 25, u32 6001 (json-rpc-compat §7.4).
+        // InstructionError(2, Custom(6001)): u32 8, u8 2, u32 25, u32 6001
+        // (docs/archive-rpc.md §7.4).
         let err = TransactionError::InstructionError(2, InstructionError::Custom(6001));
         let mut expected = vec![8, 0, 0, 0, 2, 25, 0, 0, 0];
         expected.extend_from_slice(&6001u32.to_le_bytes());

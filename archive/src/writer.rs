@@ -1,4 +1,4 @@
-//! A CAR writer producing the published layout (spec §1.4): per block, post-order sections
+//! A CAR writer producing the published layout (format §1.4): per block, post-order sections
 //! (continuation frames, Transaction, Entry, ..., rewards frames, Rewards, Block), blocks in
 //! increasing slot order, then Subset nodes of up to 24,000 blocks and, for a whole epoch, the
 //! Epoch node; the header is written first with a placeholder root of the same size and patched

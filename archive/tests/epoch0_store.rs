@@ -115,7 +115,7 @@ fn published_formats_answer_the_vectors() {
     let exists = SigExists::open(LocalFile::open(&p2.sig_exists).unwrap()).unwrap();
     assert!(exists.contains(&sig("63TicBLuzbCVgHZKbSN3dnmU1PTqdfqQYtHyrKxWrPSQWc4LZsSgiji96W3WpAwpvJ4ahdCABqMpjMcQgCBbAvoU")).unwrap());
     assert!(!exists.contains(&sig("39V8tR2Q8Ar3WwMBfVTRPFr7AakLHy5wp7skJNBL7ET6ARoikqc1TaMiuXEtHiNPLQKoeiVr5XnKH8QtjdonN4yM")).unwrap());
-    // sig-exists header size with mainnet metadata (spec §3.3: 655,465 bytes before content).
+    // sig-exists header size with mainnet metadata (format §3.3: 655,465 bytes before content).
     let bytes = std::fs::read(&p2.sig_exists).unwrap();
     assert_eq!(
         u32::from_le_bytes(bytes[..4].try_into().unwrap()) + 4,

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use archive::build::{BuildOptions, build_indexes};
-use archive::synth::{Synth, SynthOptions};
 use archive::writer::{CarWriter, RootKind, WriterOptions};
 use archive::{ArchiveStore, EpochArchive, LocalArchive, SignatureQuery, SlotLookup};
+use testkit::synth::{Synth, SynthOptions};
 
 /// Serves files under `root`: HEAD, GET, and GET with a single `Range: bytes=a-b`.
 fn serve(root: PathBuf, ranges_served: Arc<AtomicUsize>, connections: Arc<AtomicUsize>) -> String {
@@ -306,7 +306,7 @@ fn epoch_behind_http_matches_the_inputs_and_the_local_store() {
     ));
 }
 
-/// The files the public host publishes for an epoch (spec §5): the CAR, its `.cid` and the five
+/// The files the public host publishes for an epoch (format §5): the CAR, its `.cid` and the five
 /// published indexes. Not our `slot-ranges.raw`, `slot-to-blockhash` or `asig-*`.
 fn is_published(name: &str) -> bool {
     name.ends_with(".car")

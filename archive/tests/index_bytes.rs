@@ -11,9 +11,9 @@ use std::io::BufWriter;
 use std::path::Path;
 
 use archive::build::{BuildOptions, build_indexes};
-use archive::synth::{Synth, SynthOptions};
 use archive::writer::{CarWriter, RootKind, WriterOptions};
 use sha2::{Digest, Sha256};
+use testkit::synth::{Synth, SynthOptions};
 
 fn write_epoch(path: &Path) {
     let options = SynthOptions {
@@ -70,7 +70,7 @@ const EXPECTED_1: &[&str] = &[
     "epoch-9-slot-ranges.raw 8b6eff456a602a2c6991791104305457ba2c8e021cfcbd2c40126ebcd7562ecb",
     "sig-exists.index c47fe86bfdb227824a9204401863bc06e6f15f40ef3ffc0c8f2a074770810bea",
     "sig-to-cid.index 5d7bfadda7805a21ce8378e4c124373616ac1f6a3819b5179b406b082bbbfd6a",
-    "slot-to-blockhash.index 46f974ed43a9a54531e33d47e06976616465719b5dd824745f0cc282a1a6fceb",
+    "slot-to-blockhash.index 3c9713b06d57c08c2712eb551b76b1bbacd700a3c98995e87449addb4d9ac4d5",
     "slot-to-blocktime.index a1b218b7177eca99312f225a66cf3fb641f493d6368998ea5a4bd6b2b8340345",
     "slot-to-cid.index e17f59f460fba405d2b9072c2443a0b6ea87343560366b454d51965a036198c1",
 ];
@@ -85,7 +85,7 @@ const EXPECTED_4: &[&str] = &[
     "epoch-9-slot-ranges.raw 8b6eff456a602a2c6991791104305457ba2c8e021cfcbd2c40126ebcd7562ecb",
     "sig-exists.index c47fe86bfdb227824a9204401863bc06e6f15f40ef3ffc0c8f2a074770810bea",
     "sig-to-cid.index 5e382976af7023d8cb240bd42e944585cf35ae49022ab9f0aaf1bfff13567f90",
-    "slot-to-blockhash.index 46f974ed43a9a54531e33d47e06976616465719b5dd824745f0cc282a1a6fceb",
+    "slot-to-blockhash.index 3c9713b06d57c08c2712eb551b76b1bbacd700a3c98995e87449addb4d9ac4d5",
     "slot-to-blocktime.index a1b218b7177eca99312f225a66cf3fb641f493d6368998ea5a4bd6b2b8340345",
     "slot-to-cid.index 6b2de71a384649da83f0fa84841086330ce2f0ad62d60b80205c6a4d1452c271",
 ];

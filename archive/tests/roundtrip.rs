@@ -15,10 +15,10 @@ use archive::index::compact::CompactIndex;
 use archive::meta::{StoredReturnData, StoredTransactionStatusMeta};
 use archive::proto;
 use archive::readat::LocalFile;
-use archive::synth::{Synth, SynthOptions};
 use archive::txerror::TransactionError;
 use archive::writer::{BlockInput, CarWriter, MetaInput, RootKind, WriterOptions};
 use archive::{ArchiveStore, LocalArchive, SignatureQuery, SlotLookup, car};
+use testkit::synth::{Synth, SynthOptions};
 
 const EPOCH3_START: u64 = 3 * 432_000;
 const MEMO_V1: &str = "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo";
@@ -327,7 +327,7 @@ fn written_epochs_answer_every_lookup() {
     let bytes = std::fs::read(&car).unwrap();
     let paths = IndexPaths::for_car(&car, &car::parse_header(&bytes).unwrap().root);
     let sig_to_cid = CompactIndex::open(LocalFile::open(&paths.sig_to_cid).unwrap()).unwrap();
-    let mut rng = archive::synth::Rng::new(99);
+    let mut rng = testkit::synth::Rng::new(99);
     let mut false_positive = None;
     for _ in 0..200_000 {
         let sig: [u8; 64] = rng.array();

@@ -2,7 +2,9 @@
 //! specification, and checks the proto3 JSON mapping of the generated serde impls.
 //!
 //! The tables below are transcribed BY HAND from the specification (sections 2.1-2.10, 4.1, 6),
-//! not derived from the `.proto`: a drift between the two fails here.
+//! not derived from the `.proto`: a drift between the two fails here. The interface may grow,
+//! never change: every message, field, number, type and enum value of the specification must be
+//! present and unchanged, and anything added must use numbers the specification does not.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -679,11 +681,13 @@ fn check_field(msg: &DescriptorProto, f: &FieldDescriptorProto, spec: &Field) {
     }
 }
 
-#[test]
-fn messages_match_spec_exactly() {
-    let file = stream_file();
+/// Checks that every message of the specification is in `file` with every one of its fields
+/// unchanged (name, number, label, type, oneof), and that anything added is an addition only:
+/// new fields use numbers above every number the specification gives that message, new oneof
+/// members join with such numbers too, and nested types are only map entries. Panics naming the
+/// first violation. The interface may grow, never change (docs/decisions.md).
+fn check_messages(file: &FileDescriptorProto) {
     let spec = spec_messages();
-
     let in_proto: BTreeSet<&str> = file.message_type.iter().map(|m| m.name()).collect();
     let in_spec: BTreeSet<&str> = spec.iter().map(|(m, _)| *m).collect();
     assert_eq!(
@@ -691,7 +695,11 @@ fn messages_match_spec_exactly() {
         spec.len(),
         "spec table lists a message twice"
     );
-    assert_eq!(in_proto, in_spec, "top-level messages differ from the spec");
+    let missing: Vec<&&str> = in_spec.difference(&in_proto).collect();
+    assert!(
+        missing.is_empty(),
+        "messages of the spec missing: {missing:?}"
+    );
 
     let mut checked_fields = 0;
     for (msg_name, fields) in &spec {
@@ -700,55 +708,7 @@ fn messages_match_spec_exactly() {
             .iter()
             .find(|m| m.name() == *msg_name)
             .expect("present");
-
-        // Exactly the spec's fields, no more, no fewer.
-        let got: BTreeMap<&str, &FieldDescriptorProto> =
-            msg.field.iter().map(|f| (f.name(), f)).collect();
-        assert_eq!(
-            got.len(),
-            msg.field.len(),
-            "{msg_name}: duplicate field name"
-        );
-        let got_names: BTreeSet<&str> = got.keys().copied().collect();
-        let want_names: BTreeSet<&str> = fields.iter().map(|f| f.0).collect();
-        assert_eq!(
-            got_names, want_names,
-            "{msg_name}: field names differ from the spec"
-        );
-
-        for spec_field in fields {
-            check_field(msg, got[spec_field.0], spec_field);
-            checked_fields += 1;
-        }
-
-        // Oneofs: exactly the spec's real oneofs plus one synthetic `_x` per proto3 optional.
-        let mut want_oneofs: BTreeSet<String> = BTreeSet::new();
-        for (name, _, label, _) in fields {
-            match label {
-                OneOf(o) => {
-                    want_oneofs.insert((*o).to_owned());
-                }
-                Opt => {
-                    want_oneofs.insert(format!("_{name}"));
-                }
-                Plain | Rep => {}
-            }
-        }
-        let got_oneofs: BTreeSet<String> =
-            msg.oneof_decl.iter().map(|o| o.name().to_owned()).collect();
-        assert_eq!(got_oneofs, want_oneofs, "{msg_name}: oneofs differ");
-
-        // Only map entries may be nested, one per map field.
-        let maps = fields.iter().filter(|f| matches!(f.3, Map(..))).count();
-        assert_eq!(
-            msg.nested_type.len(),
-            maps,
-            "{msg_name}: unexpected nested messages"
-        );
-        assert!(
-            msg.enum_type.is_empty(),
-            "{msg_name}: unexpected nested enums"
-        );
+        checked_fields += check_message(msg, msg_name, fields);
     }
     assert_eq!(
         checked_fields, 163,
@@ -756,36 +716,238 @@ fn messages_match_spec_exactly() {
     );
 }
 
-#[test]
-fn enums_match_spec_exactly() {
-    let file = stream_file();
+/// One message: the spec's fields unchanged, additions above the spec's numbers. Returns the
+/// number of spec fields checked.
+fn check_message(msg: &DescriptorProto, msg_name: &str, fields: &[Field]) -> usize {
+    let got: BTreeMap<&str, &FieldDescriptorProto> =
+        msg.field.iter().map(|f| (f.name(), f)).collect();
+    assert_eq!(
+        got.len(),
+        msg.field.len(),
+        "{msg_name}: duplicate field name"
+    );
+    for spec_field in fields {
+        let field = got
+            .get(spec_field.0)
+            .unwrap_or_else(|| panic!("{msg_name}.{}: field of the spec missing", spec_field.0));
+        check_field(msg, field, spec_field);
+    }
+    let highest_spec_number = fields.iter().map(|f| f.1).max().unwrap_or(0);
+    let spec_names: BTreeSet<&str> = fields.iter().map(|f| f.0).collect();
+    for added in msg.field.iter().filter(|f| !spec_names.contains(f.name())) {
+        assert!(
+            added.number() > highest_spec_number,
+            "{msg_name}.{}: added field numbered {}, a number the spec uses or reserves below {}",
+            added.name(),
+            added.number(),
+            highest_spec_number + 1
+        );
+    }
+
+    // Oneofs: at least the spec's real oneofs, plus one synthetic `_x` per proto3 optional.
+    let mut want_oneofs: BTreeSet<String> = BTreeSet::new();
+    for (name, _, label, _) in fields {
+        match label {
+            OneOf(o) => {
+                want_oneofs.insert((*o).to_owned());
+            }
+            Opt => {
+                want_oneofs.insert(format!("_{name}"));
+            }
+            Plain | Rep => {}
+        }
+    }
+    let got_oneofs: BTreeSet<String> = msg.oneof_decl.iter().map(|o| o.name().to_owned()).collect();
+    let missing: Vec<&String> = want_oneofs.difference(&got_oneofs).collect();
+    assert!(
+        missing.is_empty(),
+        "{msg_name}: oneofs missing: {missing:?}"
+    );
+
+    // Only map entries may be nested, one per map field (spec or added).
+    let maps = msg
+        .field
+        .iter()
+        .filter(|f| {
+            f.r#type() == PType::Message
+                && msg
+                    .nested_type
+                    .iter()
+                    .any(|n| f.type_name().ends_with(&format!(".{}", n.name())))
+        })
+        .count();
+    assert_eq!(
+        msg.nested_type.len(),
+        maps,
+        "{msg_name}: unexpected nested messages"
+    );
+    assert!(
+        msg.nested_type
+            .iter()
+            .all(|n| n.options.as_ref().is_some_and(|o| o.map_entry())),
+        "{msg_name}: a nested message that is not a map entry"
+    );
+    assert!(
+        msg.enum_type.is_empty(),
+        "{msg_name}: unexpected nested enums"
+    );
+    fields.len()
+}
+
+/// Every enum of the spec present with its values (names, numbers, order) first and unchanged;
+/// added values only after them, numbered above every spec value.
+fn check_enums(file: &FileDescriptorProto) {
     let spec = spec_enums();
-    let in_proto: BTreeSet<&str> = file.enum_type.iter().map(|e| e.name()).collect();
-    let in_spec: BTreeSet<&str> = spec.iter().map(|(e, _)| *e).collect();
-    assert_eq!(in_proto, in_spec, "top-level enums differ from the spec");
     for (enum_name, values) in &spec {
         let e = file
             .enum_type
             .iter()
             .find(|e| e.name() == *enum_name)
-            .expect("present");
+            .unwrap_or_else(|| panic!("enum {enum_name} of the spec missing"));
         let got: Vec<(&str, i32)> = e.value.iter().map(|v| (v.name(), v.number())).collect();
+        assert!(
+            got.len() >= values.len(),
+            "{enum_name}: values of the spec missing"
+        );
         assert_eq!(
-            &got, values,
+            &got[..values.len()],
+            &values[..],
             "{enum_name}: values (names, numbers, order) differ"
         );
+        let highest = values.iter().map(|v| v.1).max().unwrap_or(0);
+        for (name, number) in &got[values.len()..] {
+            assert!(
+                *number > highest,
+                "{enum_name}.{name}: added value numbered {number}, not above the spec's {highest}"
+            );
+        }
     }
+}
+
+#[test]
+fn messages_keep_every_spec_field() {
+    check_messages(&stream_file());
+}
+
+#[test]
+fn enums_keep_every_spec_value() {
+    check_enums(&stream_file());
+}
+
+/// `check` on `file` after `change`, as Ok (passed) or Err (the violation's message).
+fn verdict(
+    change: impl FnOnce(&mut FileDescriptorProto),
+    check: fn(&FileDescriptorProto),
+) -> Result<(), String> {
+    let mut file = stream_file();
+    change(&mut file);
+    std::panic::catch_unwind(move || check(&file)).map_err(|panic| {
+        panic
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_else(|| "panicked".to_owned())
+    })
+}
+
+fn message<'a>(file: &'a mut FileDescriptorProto, name: &str) -> &'a mut DescriptorProto {
+    file.message_type
+        .iter_mut()
+        .find(|m| m.name() == name)
+        .expect("message")
+}
+
+fn added_field(name: &str, number: i32) -> FieldDescriptorProto {
+    FieldDescriptorProto {
+        name: Some(name.to_owned()),
+        number: Some(number),
+        label: Some(PLabel::Repeated as i32),
+        r#type: Some(PType::Bytes as i32),
+        json_name: Some(name.to_owned()),
+        ..FieldDescriptorProto::default()
+    }
+}
+
+#[test]
+fn an_added_field_with_a_new_number_passes() {
+    let added = |file: &mut FileDescriptorProto| {
+        let tx = message(file, "DecodedTransaction");
+        tx.field.push(added_field("hypothetical_addition", 100));
+    };
+    assert_eq!(verdict(added, check_messages), Ok(()));
+}
+
+#[test]
+fn a_renumbered_spec_field_fails() {
+    let renumbered = |file: &mut FileDescriptorProto| {
+        let tx = message(file, "DecodedTransaction");
+        let signature = tx
+            .field
+            .iter_mut()
+            .find(|f| f.name() == "signature")
+            .expect("signature");
+        signature.number = Some(99);
+    };
+    let error = verdict(renumbered, check_messages).expect_err("renumbering must fail");
+    assert!(error.contains("signature"), "{error}");
+}
+
+#[test]
+fn an_added_field_reusing_a_spec_number_fails() {
+    let reused = |file: &mut FileDescriptorProto| {
+        let request = message(file, "SubscribeRequest");
+        request.field.push(added_field("from_slot", 2));
+    };
+    let error = verdict(reused, check_messages).expect_err("a spec number must not be reused");
+    assert!(error.contains("from_slot"), "{error}");
+}
+
+#[test]
+fn a_removed_spec_field_fails() {
+    let removed = |file: &mut FileDescriptorProto| {
+        message(file, "SlotNotification").field.clear();
+    };
+    let error = verdict(removed, check_messages).expect_err("removal must fail");
+    assert!(error.contains("SlotNotification.slot"), "{error}");
+}
+
+#[test]
+fn added_enum_values_pass_after_the_spec_and_renumbered_ones_fail() {
+    let program_enum = |file: &mut FileDescriptorProto| -> usize {
+        file.enum_type
+            .iter()
+            .position(|e| e.name() == "DexProgram")
+            .expect("DexProgram")
+    };
+    let appended = |file: &mut FileDescriptorProto| {
+        let index = program_enum(file);
+        let values = &mut file.enum_type[index].value;
+        let mut added = values[0].clone();
+        added.name = Some("NEW_PROGRAM".to_owned());
+        added.number = Some(1_000);
+        values.push(added);
+    };
+    assert_eq!(verdict(appended, check_enums), Ok(()));
+    let renumbered = |file: &mut FileDescriptorProto| {
+        let index = program_enum(file);
+        file.enum_type[index].value[1].number = Some(1_000);
+    };
+    assert!(verdict(renumbered, check_enums).is_err());
 }
 
 #[test]
 fn service_matches_spec() {
     // §4.1: `stream.Stream/SubscribeDecoded`, bidirectional streaming.
     let file = stream_file();
-    assert_eq!(file.service.len(), 1);
-    let svc = &file.service[0];
-    assert_eq!(svc.name(), "Stream");
-    assert_eq!(svc.method.len(), 1);
-    let m = &svc.method[0];
+    let svc = file
+        .service
+        .iter()
+        .find(|s| s.name() == "Stream")
+        .expect("service Stream");
+    let m = svc
+        .method
+        .iter()
+        .find(|m| m.name() == "SubscribeDecoded")
+        .expect("method SubscribeDecoded");
     assert_eq!(m.name(), "SubscribeDecoded");
     assert_eq!(m.input_type(), ".stream.SubscribeRequest");
     assert_eq!(m.output_type(), ".stream.SubscribeUpdate");
@@ -843,6 +1005,8 @@ fn sample_update() -> SubscribeUpdate {
             uses_lookup_tables: true,
             matched_filters: vec!["copy-1".to_owned()],
             server_timing: None,
+            // Additions beyond the specification (issue 20) keep their defaults: not printed.
+            ..Default::default()
         })),
     }
 }

@@ -1,4 +1,4 @@
-//! The "indexmeta" key/value block (spec §3.1) inside compactindexsized headers, the sig-exists
+//! The "indexmeta" key/value block (format §3.1) inside compactindexsized headers, the sig-exists
 //! header and our own index headers: `u8 count`, then `u8 key_len, key, u8 value_len, value`.
 
 use crate::cid::Cid;

@@ -1,6 +1,6 @@
 //! Index files: the published formats (compactindexsized, sig-exists, slot-to-blocktime,
 //! slot-ranges), our own slot-to-blockhash and address → signatures index, and the names they
-//! carry next to their CAR (spec §5, adapted per piece).
+//! carry next to their CAR (format §5, adapted per piece).
 
 pub mod addr;
 pub mod compact;

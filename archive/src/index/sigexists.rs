@@ -1,4 +1,4 @@
-//! sig-exists ("bucketteer" v2, spec §3.3): a membership filter over the epoch's first
+//! sig-exists ("bucketteer" v2, format §3.3): a membership filter over the epoch's first
 //! signatures. 65,536 prefix buckets (first two signature bytes as u16 LE), each a list of
 //! full XXH64 hashes in Eytzinger order. The reader keeps the 640 KB prefix table in memory; the
 //! builder spills (prefix, hash) pairs to partitions of contiguous prefix ranges.

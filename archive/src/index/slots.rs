@@ -1,13 +1,16 @@
-//! Per-slot tables of one epoch (or piece), 432,000 fixed-size records each, read with one
-//! positioned read per lookup:
-//! - slot-to-blocktime (magic `blocktimeindex`, spec §3.4): u32 Unix time per slot, 0 = unknown.
-//! - slot-ranges (spec §3.8): u64 offset + u32 length of the byte range holding every node of the
+//! Per-slot tables of one epoch (or piece), fixed-size records, read with one positioned read per
+//! lookup:
+//! - slot-to-blocktime (magic `blocktimeindex`, format §3.4): u32 Unix time per slot, 0 = unknown.
+//! - slot-ranges (format §3.8): u64 offset + u32 length of the byte range holding every node of the
 //!   slot, ending with its Block section; all zero = no block.
 //! - slot-to-blockhash (ours, magic `slothash`, indexmeta, u64 first slot, u64 count, then 32 bytes
 //!   per slot, zero = no block): previousBlockhash without reading the parent's range.
+//!
+//! The two published formats cover the whole epoch (432,000 records); we write them as sparse
+//! files, only the span from the first to the last block held is written, so a small piece
+//! takes a few KB of disk, not 7 MB. Ours covers only that span (its header says which).
 
 use std::fs::{self, File};
-use std::io::Write;
 use std::path::Path;
 
 use crate::SLOTS_PER_EPOCH;
@@ -21,9 +24,19 @@ const BLOCKTIME_HEADER: u64 = 14 + 32;
 const RANGE_RECORD: u64 = 12;
 
 fn write_atomically(out: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_sparse_atomically(out, bytes.len() as u64, &[(0, bytes)])
+}
+
+/// Writes a file of `len` bytes of which only `parts` (offset, bytes) are written; the rest reads
+/// as zeros and takes no disk (holes). As `*.tmp`, fsynced, then renamed.
+fn write_sparse_atomically(out: &Path, len: u64, parts: &[(u64, &[u8])]) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
     let tmp = out.with_extension("tmp");
-    let mut file = File::create(&tmp)?;
-    file.write_all(bytes)?;
+    let file = File::create(&tmp)?;
+    file.set_len(len)?;
+    for (offset, bytes) in parts {
+        file.write_all_at(bytes, *offset)?;
+    }
     file.sync_all()?;
     fs::rename(&tmp, out)
 }
@@ -70,40 +83,61 @@ impl SlotTables {
         Ok(())
     }
 
-    /// Writes slot-to-blocktime.
-    pub fn write_blocktime(&self, out: &Path) -> std::io::Result<()> {
-        let start = self.epoch * SLOTS_PER_EPOCH;
-        let mut bytes = Vec::with_capacity(BLOCKTIME_HEADER as usize + 4 * self.block_times.len());
-        bytes.extend_from_slice(BLOCKTIME_MAGIC);
-        bytes.extend_from_slice(&start.to_le_bytes());
-        bytes.extend_from_slice(&(start + SLOTS_PER_EPOCH - 1).to_le_bytes());
-        bytes.extend_from_slice(&self.epoch.to_le_bytes());
-        bytes.extend_from_slice(&SLOTS_PER_EPOCH.to_le_bytes());
-        for t in &self.block_times {
-            bytes.extend_from_slice(&t.to_le_bytes());
+    /// The records from the first to the last slot with a block (empty when none has one).
+    pub fn held(&self) -> std::ops::Range<usize> {
+        let present = |range: &(u64, u32)| range.1 != 0;
+        match (
+            self.ranges.iter().position(present),
+            self.ranges.iter().rposition(present),
+        ) {
+            (Some(first), Some(last)) => first..last + 1,
+            _ => 0..0,
         }
-        write_atomically(out, &bytes)
     }
 
-    /// Writes slot-ranges.
+    /// Writes slot-to-blocktime: the whole epoch's size, only the held span on disk.
+    pub fn write_blocktime(&self, out: &Path) -> std::io::Result<()> {
+        let start = self.epoch * SLOTS_PER_EPOCH;
+        let mut header = Vec::with_capacity(BLOCKTIME_HEADER as usize);
+        header.extend_from_slice(BLOCKTIME_MAGIC);
+        header.extend_from_slice(&start.to_le_bytes());
+        header.extend_from_slice(&(start + SLOTS_PER_EPOCH - 1).to_le_bytes());
+        header.extend_from_slice(&self.epoch.to_le_bytes());
+        header.extend_from_slice(&SLOTS_PER_EPOCH.to_le_bytes());
+        let held = self.held();
+        let times: Vec<u8> = self.block_times[held.clone()]
+            .iter()
+            .flat_map(|t| t.to_le_bytes())
+            .collect();
+        let len = BLOCKTIME_HEADER + 4 * SLOTS_PER_EPOCH;
+        let at = BLOCKTIME_HEADER + 4 * held.start as u64;
+        write_sparse_atomically(out, len, &[(0, &header), (at, &times)])
+    }
+
+    /// Writes slot-ranges: the whole epoch's size (format §3.8), only the held span on disk.
     pub fn write_ranges(&self, out: &Path) -> std::io::Result<()> {
-        let mut bytes = Vec::with_capacity(12 * self.ranges.len());
-        for (offset, len) in &self.ranges {
+        let held = self.held();
+        let mut bytes = Vec::with_capacity(12 * held.len());
+        for (offset, len) in &self.ranges[held.clone()] {
             bytes.extend_from_slice(&offset.to_le_bytes());
             bytes.extend_from_slice(&len.to_le_bytes());
         }
-        write_atomically(out, &bytes)
+        let at = RANGE_RECORD * held.start as u64;
+        write_sparse_atomically(out, RANGE_RECORD * SLOTS_PER_EPOCH, &[(at, &bytes)])
     }
 
-    /// Writes slot-to-blockhash.
+    /// Writes slot-to-blockhash for the held span only (its header names the first slot and
+    /// the count).
     pub fn write_blockhashes(&self, out: &Path, meta: &IndexMeta) -> Result<(), FormatError> {
-        let mut bytes = Vec::with_capacity(64 + 32 * self.hashes.len());
+        let held = self.held();
+        let mut bytes = Vec::with_capacity(64 + 32 * held.len());
         bytes.extend_from_slice(BLOCKHASH_MAGIC);
         bytes.extend_from_slice(&(meta.encoded_len() as u32).to_le_bytes());
         meta.encode(&mut bytes)?;
-        bytes.extend_from_slice(&(self.epoch * SLOTS_PER_EPOCH).to_le_bytes());
-        bytes.extend_from_slice(&SLOTS_PER_EPOCH.to_le_bytes());
-        for h in &self.hashes {
+        let first = self.epoch * SLOTS_PER_EPOCH + held.start as u64;
+        bytes.extend_from_slice(&first.to_le_bytes());
+        bytes.extend_from_slice(&(held.len() as u64).to_le_bytes());
+        for h in &self.hashes[held] {
             bytes.extend_from_slice(h);
         }
         write_atomically(out, &bytes).map_err(|e| FormatError::Index(e.to_string()))
@@ -196,6 +230,26 @@ impl<R: ReadAt> SlotRanges<R> {
         off.copy_from_slice(&b[..8]);
         let len = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
         Ok((len != 0).then(|| (u64::from_le_bytes(off), len)))
+    }
+
+    /// How many slots have a block (the whole file read in chunks).
+    pub fn count(&self) -> Result<u64, FormatError> {
+        const CHUNK: u64 = 4096;
+        let mut count = 0;
+        let mut i = 0;
+        while i < SLOTS_PER_EPOCH {
+            let n = CHUNK.min(SLOTS_PER_EPOCH - i);
+            let bytes = self
+                .source
+                .read_vec(i * RANGE_RECORD, (n * RANGE_RECORD) as usize)
+                .map_err(|e| FormatError::Index(format!("slot-ranges read: {e}")))?;
+            count += bytes
+                .chunks_exact(12)
+                .filter(|rec| rec[8..12] != [0, 0, 0, 0])
+                .count() as u64;
+            i += n;
+        }
+        Ok(count)
     }
 
     /// Present slots at the two ends: (first, last), scanning in chunks.

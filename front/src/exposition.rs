@@ -1,0 +1,145 @@
+//! The one writer of the Prometheus text exposition format (version 0.0.4) that every `/metrics`
+//! renderer of the workspace uses: [`family`] writes a family's `# HELP` (when it has one) and
+//! `# TYPE` lines, [`sample`] one sample line with its labels, escaped as the format requires.
+//! Renderers call them in order (a family's header, then its samples) on a shared `String`.
+//!
+//! ```
+//! use front::exposition::{Kind, family, sample};
+//!
+//! let mut out = String::new();
+//! family(&mut out, "requests_total", Kind::Counter, Some("Requests served."));
+//! sample(&mut out, "requests_total", &[("path", "/a\"b")], 3);
+//! assert_eq!(
+//!     out,
+//!     "# HELP requests_total Requests served.\n# TYPE requests_total counter\n\
+//!      requests_total{path=\"/a\\\"b\"} 3\n"
+//! );
+//! ```
+
+use std::fmt::{Display, Write};
+
+/// The type of a metric family (its `# TYPE` line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+impl Kind {
+    /// The word of the `# TYPE` line.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+            Kind::Histogram => "histogram",
+        }
+    }
+}
+
+/// Writes the header of family `name`: `# HELP name help` when `help` is given (backslashes and
+/// line feeds escaped), then `# TYPE name kind`.
+pub fn family(out: &mut String, name: &str, kind: Kind, help: Option<&str>) {
+    if let Some(help) = help {
+        out.push_str("# HELP ");
+        out.push_str(name);
+        out.push(' ');
+        for c in help.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                c => out.push(c),
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str("# TYPE ");
+    out.push_str(name);
+    out.push(' ');
+    out.push_str(kind.label());
+    out.push('\n');
+}
+
+/// Writes one sample line: `name{label="value",...} value`, without braces when `labels` is
+/// empty. Label values are escaped (backslash, double quote, line feed).
+pub fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: impl Display) {
+    out.push_str(name);
+    if !labels.is_empty() {
+        out.push('{');
+        for (position, (label, text)) in labels.iter().enumerate() {
+            if position > 0 {
+                out.push(',');
+            }
+            out.push_str(label);
+            out.push_str("=\"");
+            for c in text.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '"' => out.push_str("\\\""),
+                    '\n' => out.push_str("\\n"),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        }
+        out.push('}');
+    }
+    let _ = writeln!(out, " {value}");
+}
+
+/// A family of one unlabelled sample: its header, then `name value`.
+pub fn single(out: &mut String, name: &str, kind: Kind, help: Option<&str>, value: impl Display) {
+    family(out, name, kind, help);
+    sample(out, name, &[], value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_help_and_type_lines() {
+        let mut out = String::new();
+        family(
+            &mut out,
+            "a_total",
+            Kind::Counter,
+            Some("Things.\nMore \\ text."),
+        );
+        family(&mut out, "b", Kind::Gauge, None);
+        family(&mut out, "c_seconds", Kind::Histogram, None);
+        assert_eq!(
+            out,
+            "# HELP a_total Things.\\nMore \\\\ text.\n# TYPE a_total counter\n\
+             # TYPE b gauge\n# TYPE c_seconds histogram\n"
+        );
+    }
+
+    #[test]
+    fn escapes_label_values() {
+        let mut out = String::new();
+        sample(
+            &mut out,
+            "x_total",
+            &[("path", "C:\\dir"), ("quote", "say \"hi\""), ("nl", "a\nb")],
+            7,
+        );
+        assert_eq!(
+            out,
+            "x_total{path=\"C:\\\\dir\",quote=\"say \\\"hi\\\"\",nl=\"a\\nb\"} 7\n"
+        );
+    }
+
+    #[test]
+    fn writes_unlabelled_and_float_samples() {
+        let mut out = String::new();
+        single(&mut out, "up", Kind::Gauge, None, 1);
+        sample(&mut out, "latency_seconds_sum", &[("stage", "x")], 0.25);
+        sample(&mut out, "latency_seconds_bucket", &[("le", "+Inf")], 4u64);
+        assert_eq!(
+            out,
+            "# TYPE up gauge\nup 1\nlatency_seconds_sum{stage=\"x\"} 0.25\n\
+             latency_seconds_bucket{le=\"+Inf\"} 4\n"
+        );
+    }
+}

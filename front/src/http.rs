@@ -1,0 +1,173 @@
+//! The HTTP frontend (actix-web) on the appliance's HTTP address: `/health` and `/metrics`, plus
+//! the frontends mounted on it (the JSON-RPC archive at `POST /`, the insights API under `/v1`).
+//!
+//! actix runs its own single-threaded system on a dedicated thread, apart from the tonic runtime;
+//! the server stops when `shutdown` resolves. Metrics are rendered by a callback the appliance
+//! provides, so this crate does not depend on the pipeline's types. The archive and insights
+//! frontends plug in as [`HttpMount`]s: each registers its own routes on every worker's `App`.
+//! Every route answers cross-origin requests as [`crate::cors`] says.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::{App, HttpResponse, HttpServer, middleware, web};
+
+use actix_web::dev::Service;
+
+use crate::auth::{self, TokenSet};
+use crate::body_deadline::DeadlinePayload;
+use crate::cors::{self, CorsPolicy};
+
+/// Renders the Prometheus text exposition of every metric.
+pub type MetricsRenderer = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// Extra fields of the `/health` object, rendered per request: empty, or `,"name":value...`
+/// (the appliance adds its trust mode and leader schedule).
+pub type HealthFields = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// Registers one frontend's routes (and its `app_data`) on an actix `App`; called once per worker.
+pub type HttpMount = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
+
+/// What the HTTP server serves besides `/health` and `/metrics`, and with how many workers.
+#[derive(Clone)]
+pub struct HttpOptions {
+    pub mounts: Vec<HttpMount>,
+    /// actix worker threads (each runs its own single-threaded runtime).
+    pub workers: usize,
+    /// Accepted tokens (`x-token` or `Authorization: Bearer`); empty means no authentication.
+    pub tokens: Arc<TokenSet>,
+    /// Extra `/health` fields; none = `{"status":"ok"}` alone.
+    pub health: Option<HealthFields>,
+    /// Connection deadlines and the shutdown deadline.
+    pub deadlines: HttpDeadlines,
+    /// Origins allowed to call from a browser (default any, as a validator's RPC).
+    pub cors: CorsPolicy,
+}
+
+/// How long a client may take (issue "Hostile clients and damaged data": a stalled client
+/// holds a descriptor and delays shutdown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpDeadlines {
+    /// From the connection's start to the end of the request headers.
+    pub request_headers: Duration,
+    /// From the end of the headers to the end of the body.
+    pub request_body: Duration,
+    /// For the client to close after the response on a closing connection.
+    pub client_disconnect: Duration,
+    /// An idle kept-alive connection is closed after this.
+    pub keep_alive: Duration,
+    /// After the stop signal, requests still running are dropped after this.
+    pub shutdown: Duration,
+}
+
+impl Default for HttpDeadlines {
+    fn default() -> Self {
+        Self {
+            request_headers: Duration::from_secs(5),
+            request_body: Duration::from_secs(10),
+            client_disconnect: Duration::from_secs(1),
+            keep_alive: Duration::from_secs(30),
+            shutdown: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            mounts: Vec::new(),
+            workers: 1,
+            tokens: Arc::new(TokenSet::default()),
+            health: None,
+            deadlines: HttpDeadlines::default(),
+            cors: CorsPolicy::default(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct State {
+    render: MetricsRenderer,
+    health: Option<HealthFields>,
+}
+
+async fn health(state: web::Data<State>) -> HttpResponse {
+    let extra = state
+        .health
+        .as_ref()
+        .map(|fields| fields())
+        .unwrap_or_default();
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(format!("{{\"status\":\"ok\"{extra}}}"))
+}
+
+async fn metrics(state: web::Data<State>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body((state.render)())
+}
+
+async fn not_found() -> HttpResponse {
+    HttpResponse::NotFound()
+        .content_type("application/json")
+        .body("{\"error\":{\"code\":\"not_found\",\"message\":\"no such path\"}}")
+}
+
+/// Serves until `shutdown` resolves. Binds before returning, so an address error surfaces at once.
+pub fn serve(
+    address: SocketAddr,
+    render: MetricsRenderer,
+    options: HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<std::io::Result<()>>> {
+    let listener = std::net::TcpListener::bind(address)?;
+    std::thread::Builder::new()
+        .name("http".into())
+        .spawn(move || {
+            actix_web::rt::System::new().block_on(async move {
+                let state = State {
+                    render,
+                    health: options.health,
+                };
+                let mounts = options.mounts;
+                let tokens = options.tokens;
+                let deadlines = options.deadlines;
+                let cors = Arc::new(options.cors);
+                let server = HttpServer::new(move || {
+                    let mut app = App::new()
+                        .app_data(web::Data::new(state.clone()))
+                        .app_data(web::Data::new(Arc::clone(&tokens)))
+                        .app_data(web::Data::new(Arc::clone(&cors)))
+                        .route("/health", web::get().to(health))
+                        .route("/metrics", web::get().to(metrics));
+                    for mount in &mounts {
+                        app = app.configure(|config| mount(config));
+                    }
+                    app.default_service(web::to(not_found))
+                        .wrap(middleware::from_fn(auth::http_middleware))
+                        .wrap_fn(move |mut request, service| {
+                            DeadlinePayload::wrap(&mut request, deadlines.request_body);
+                            service.call(request)
+                        })
+                        // Outermost: a preflight is answered before authentication.
+                        .wrap(middleware::from_fn(cors::http_middleware))
+                })
+                .workers(options.workers.max(1))
+                .client_request_timeout(deadlines.request_headers)
+                .client_disconnect_timeout(deadlines.client_disconnect)
+                .keep_alive(deadlines.keep_alive)
+                .shutdown_timeout(deadlines.shutdown.as_secs().max(1))
+                .disable_signals()
+                .listen(listener)?
+                .run();
+                let handle = server.handle();
+                actix_web::rt::spawn(async move {
+                    shutdown.await;
+                    handle.stop(true).await;
+                });
+                server.await
+            })
+        })
+}

@@ -1,0 +1,15 @@
+//! HTTP plumbing shared by the appliance's frontends: the actix server that carries `/health`,
+//! `/metrics` and the mounted frontends ([`http`]), access tokens for HTTP and gRPC ([`auth`]),
+//! cross-origin requests ([`cors`]),
+//! the TLS trust of clients that talk to an upstream validator ([`tls_client`]), and the one
+//! writer of the Prometheus text format every `/metrics` renderer uses ([`exposition`]).
+#![forbid(unsafe_code)]
+
+pub mod auth;
+pub mod body_deadline;
+pub mod cors;
+pub mod exposition;
+pub mod http;
+pub mod jsonrpc;
+pub mod redact;
+pub mod tls_client;

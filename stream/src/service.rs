@@ -1,0 +1,392 @@
+//! The `stream.Stream/SubscribeDecoded` service: one session per subscriber, reading its
+//! requests and the updates the fan-out hands it (proto/stream.proto; product decisions §A in
+//! docs/decisions.md).
+//!
+//! ```text
+//! publisher ─ Feed::publish(SubscribeUpdate) ─► fanout::Hub: match once, encode once
+//!                                                  │ try_send into each matching session's queue
+//! client ─ SubscribeRequest ─► session ─ Subscriber::personalise ─► OutboundUpdate ─► client
+//! ```
+//! Session rules:
+//! - Nothing is sent before the first request that is not a pure ping (a request with `ping_id`
+//!   and an empty `subscriptions` map); that request starts the stream. A client that then closes
+//!   its side of the call (as grpcurl does after its last request) keeps receiving.
+//! - A request replaces every filter at once, or, when invalid, ends the stream with
+//!   `INVALID_ARGUMENT` naming the filter and value (nothing of it is applied). A pure ping keeps
+//!   the filters. The next update the session sends already reflects the new filters.
+//! - `ping_id` is answered with `pong` before any update produced under that request.
+//! - Slot notifications go to every started session. Each transaction or delta update carries the
+//!   ids of the matching filters (and, for deltas, the matching legs) and
+//!   `server_timing.subscriber_recv`, stamped when the session takes it off its queue (never
+//!   below `publish`).
+//! - **Bounded.** Each session has its own queue of at most `subscriber_queue` updates and
+//!   `subscriber_queue_bytes` bytes, whose oldest update is at most `subscriber_queue_max_age`
+//!   old. The publisher never waits and enforces the bound itself: beyond it the session's queue
+//!   is emptied and closed, the session leaves the hub and the lag is counted at once, even when
+//!   the session is never polled again (a client that stopped reading blocks it by HTTP/2 flow
+//!   control); the stream ends with `RESOURCE_EXHAUSTED` ("subscriber lagged: N updates
+//!   dropped") as soon as it runs. At most `max_sessions` streams are open at once, and at most
+//!   `max_sessions_per_ip` from one remote address; a call beyond either fails at once with
+//!   `RESOURCE_EXHAUSTED` ("too many subscribers") and is counted.
+//! - Every end of a stream is counted once by its reason, including a client that cancels or
+//!   resets the call (`client_closed`, counted when the stream is dropped without another
+//!   reason). A request the server cannot decode (e.g. over the 4 MiB message limit) ends the
+//!   stream with its decoding status (`invalid_request`).
+//!
+//! The tonic plumbing is hand-written in [`grpc`] so that the response type can be the
+//! encode-once [`OutboundUpdate`].
+
+pub mod grpc;
+pub mod inbound;
+pub mod places;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use stream_proto::stream::{SubscribeRequest, SubscribeUpdate, subscribe_update::Update};
+use tokio::sync::watch;
+use tokio_stream::Stream;
+use tonic::{Status, Streaming};
+
+use crate::fanout::{Hub, LagObserver, OutboundUpdate, QueueBounds, Subscriber};
+use crate::filter::{FilterLimits, Filters};
+use crate::timing::unix_nanos;
+use inbound::{Inbound, InboundReader};
+use places::{OpenStream, Places};
+
+pub use grpc::StreamServer;
+
+/// Why a session ended: one variant per reason, the metric label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisconnectReason {
+    ClientClosed,
+    InvalidFilter,
+    /// A request that could not be decoded (e.g. over the message size limit).
+    InvalidRequest,
+    Lagged,
+    Shutdown,
+}
+
+impl DisconnectReason {
+    pub const ALL: [DisconnectReason; 5] = [
+        Self::ClientClosed,
+        Self::InvalidFilter,
+        Self::InvalidRequest,
+        Self::Lagged,
+        Self::Shutdown,
+    ];
+
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::ClientClosed => "client_closed",
+            Self::InvalidFilter => "invalid_filter",
+            Self::InvalidRequest => "invalid_request",
+            Self::Lagged => "lagged",
+            Self::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// Session counters (exported by the appliance's metrics endpoint).
+#[derive(Debug, Default)]
+pub struct StreamMetrics {
+    pub sessions_started: AtomicU64,
+    /// Calls refused because `max_sessions` streams were open.
+    pub sessions_refused: AtomicU64,
+    /// Streams open now (started or still waiting for their first request).
+    pub open_streams: AtomicUsize,
+    pub updates_sent: AtomicU64,
+    pub updates_dropped_lag: AtomicU64,
+    pub disconnects: [AtomicU64; DisconnectReason::ALL.len()],
+}
+
+impl StreamMetrics {
+    fn disconnected(&self, reason: DisconnectReason) {
+        self.disconnects[reason as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Streams ended for this reason so far.
+    pub fn disconnects(&self, reason: DisconnectReason) -> u64 {
+        self.disconnects[reason as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// A lag is counted when the publisher cuts the session, not when the session next runs (it may
+/// never run: a client that stopped reading blocks it).
+impl LagObserver for StreamMetrics {
+    fn lagged(&self, dropped: u64) {
+        self.updates_dropped_lag
+            .fetch_add(dropped, Ordering::Relaxed);
+        self.disconnected(DisconnectReason::Lagged);
+    }
+}
+
+/// The sending side of the published updates.
+#[derive(Clone, Debug)]
+pub struct Feed {
+    hub: Arc<Hub>,
+}
+
+impl Feed {
+    /// Sessions each queue at most `capacity` updates.
+    pub fn new(capacity: usize) -> Self {
+        assert!(
+            capacity > 0,
+            "the subscriber queue must hold at least one update"
+        );
+        Self {
+            hub: Hub::new(capacity),
+        }
+    }
+
+    /// Sessions' queues bounded by `bounds` (updates, bytes, age of the oldest).
+    pub fn with_bounds(bounds: QueueBounds) -> Self {
+        Self {
+            hub: Hub::with_bounds(bounds),
+        }
+    }
+
+    /// Publishes an update to every started session it matches; never waits.
+    pub fn publish(&self, update: SubscribeUpdate) {
+        self.hub.publish(update);
+    }
+
+    /// Started sessions.
+    pub fn subscriber_count(&self) -> usize {
+        self.hub.session_count()
+    }
+
+    /// The fan-out hub behind the feed.
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+}
+
+/// Streams open at once unless configured otherwise.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+/// Streams open at once from one remote address unless configured otherwise.
+pub const DEFAULT_MAX_SESSIONS_PER_IP: usize = 100;
+
+/// The service.
+#[derive(Clone)]
+pub struct StreamService {
+    feed: Feed,
+    limits: FilterLimits,
+    metrics: Arc<StreamMetrics>,
+    shutdown: watch::Receiver<bool>,
+    places: Arc<Places>,
+}
+
+impl StreamService {
+    /// `shutdown` turning true ends every session with `UNAVAILABLE`, so that the server's
+    /// graceful shutdown does not wait on open streams.
+    pub fn new(
+        feed: Feed,
+        limits: FilterLimits,
+        metrics: Arc<StreamMetrics>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        Self {
+            feed,
+            limits,
+            metrics,
+            shutdown,
+            places: Arc::new(Places::new(
+                DEFAULT_MAX_SESSIONS,
+                DEFAULT_MAX_SESSIONS_PER_IP,
+            )),
+        }
+    }
+
+    /// Allows at most `max_sessions` open streams (at least one).
+    #[must_use]
+    pub fn with_max_sessions(mut self, max_sessions: usize) -> Self {
+        self.places = Arc::new(Places::new(max_sessions, self.places.max_per_ip()));
+        self
+    }
+
+    /// Allows at most `max_per_ip` open streams from one remote address (at least one).
+    #[must_use]
+    pub fn with_max_sessions_per_ip(mut self, max_per_ip: usize) -> Self {
+        self.places = Arc::new(Places::new(self.places.max_total(), max_per_ip));
+        self
+    }
+
+    /// The tonic server of this service (with builders for compression and message sizes).
+    pub fn into_server(self) -> StreamServer {
+        StreamServer::new(self)
+    }
+
+    /// One subscriber's stream of updates, or `RESOURCE_EXHAUSTED` when `max_sessions` streams
+    /// are open already, or `max_sessions_per_ip` from `remote`.
+    pub fn subscribe(
+        &self,
+        requests: Streaming<SubscribeRequest>,
+        remote: Option<IpAddr>,
+    ) -> Result<impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static, Status> {
+        let place = match OpenStream::take(&self.places, &self.metrics, remote) {
+            Ok(place) => place,
+            Err(refused) => {
+                self.metrics
+                    .sessions_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                return Err(Status::resource_exhausted(refused.to_string()));
+            }
+        };
+        self.metrics
+            .sessions_started
+            .fetch_add(1, Ordering::Relaxed);
+        Ok(session(
+            requests,
+            Arc::clone(&self.feed.hub),
+            self.limits,
+            Arc::clone(&self.metrics),
+            self.shutdown.clone(),
+            place,
+        ))
+    }
+}
+
+/// Queued deliveries a session sends in one turn before it looks at requests, shutdown and lag
+/// again.
+const DRAIN_PER_TURN: usize = 64;
+
+/// One subscriber's stream of updates.
+fn session(
+    requests: Streaming<SubscribeRequest>,
+    hub: Arc<Hub>,
+    limits: FilterLimits,
+    metrics: Arc<StreamMetrics>,
+    shutdown: watch::Receiver<bool>,
+    place: OpenStream,
+) -> impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static {
+    async_stream::stream! {
+        // Dropped with the stream: the place among the open streams is given back, and the end
+        // is counted (as `client_closed` unless a reason was recorded).
+        let mut place = place;
+        let observer: Arc<dyn LagObserver> = metrics.clone();
+        let mut subscriber = Subscriber::observed(hub, Some(observer));
+        let queue = subscriber.queue();
+        // Requests and shutdown come through the reader (aborted when the stream is dropped), so
+        // that a turn woken by an update polls two queues and nothing else.
+        let (_reader, mut inbound) = InboundReader::spawn(requests, shutdown);
+        let mut inbound_open = true;
+        loop {
+            // A full queue has woken the session (it holds updates), so the lag is seen here or
+            // in the drain below without a wake-up of its own.
+            if queue.is_lagged() {
+                // Counted by the publisher when it cut the queue.
+                let dropped = subscriber.end_lagged();
+                place.counted();
+                yield Err(Status::resource_exhausted(format!(
+                    "subscriber lagged: {dropped} updates dropped"
+                )));
+                break;
+            }
+            tokio::select! {
+                biased;
+                event = inbound.recv(), if inbound_open => {
+                    let request = match event {
+                        Some(Inbound::Request(request)) => request,
+                        Some(Inbound::Shutdown) => {
+                            place.ended(DisconnectReason::Shutdown);
+                            yield Err(Status::unavailable("server shutting down"));
+                            break;
+                        }
+                        // A client may half-close its request stream (grpcurl does) and keep
+                        // receiving once it has started the stream.
+                        Some(Inbound::Closed) if subscriber.is_started() => continue,
+                        // Nothing more can come (requests closed, shutdown sender gone).
+                        None if subscriber.is_started() => {
+                            inbound_open = false;
+                            continue;
+                        }
+                        Some(Inbound::Invalid(status)) => {
+                            place.ended(DisconnectReason::InvalidRequest);
+                            yield Err(status);
+                            break;
+                        }
+                        Some(Inbound::Closed | Inbound::Failed) | None => {
+                            place.ended(DisconnectReason::ClientClosed);
+                            break;
+                        }
+                    };
+                    let pure_ping = request.ping_id.is_some() && request.subscriptions.is_empty();
+                    if !pure_ping {
+                        match Filters::compile(&request.subscriptions, &limits) {
+                            Ok(compiled) => subscriber.replace(compiled),
+                            Err(error) => {
+                                place.ended(DisconnectReason::InvalidFilter);
+                                yield Err(Status::invalid_argument(error.to_string()));
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(ping_id) = request.ping_id {
+                        yield Ok(OutboundUpdate::pong(ping_id));
+                    }
+                }
+                delivery = subscriber.next() => {
+                    let Some(delivery) = delivery else {
+                        // Closed by the publisher on overflow: ended at the top of the loop.
+                        if queue.is_lagged() {
+                            continue;
+                        }
+                        place.ended(DisconnectReason::Shutdown);
+                        break;
+                    };
+                    // What is already queued goes out in this turn (up to DRAIN_PER_TURN): one
+                    // `select!` and one wake-up for a burst instead of one per update, and tonic
+                    // coalesces the messages into fewer HTTP/2 writes.
+                    let mut next = Some(delivery);
+                    let mut taken = 0;
+                    while let Some(delivery) = next.take() {
+                        if let Some(personal) = subscriber.personalise(delivery, unix_nanos()) {
+                            metrics.updates_sent.fetch_add(1, Ordering::Relaxed);
+                            yield Ok(personal);
+                        }
+                        taken += 1;
+                        if taken < DRAIN_PER_TURN && !queue.is_lagged() {
+                            next = subscriber.try_next();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The per-session path this module used before the fan-out (one deep clone and one full encode
+/// per subscriber): kept as the baseline of `bench/benches/fanout.rs`. The subscriber's copy of
+/// a published update, with matched filters and legs and the `subscriber_recv` stamp; `None`
+/// when the filters do not match.
+pub fn personalise(
+    update: &SubscribeUpdate,
+    filters: &Filters,
+    subscriber_recv_unix_nanos: u64,
+) -> Option<SubscribeUpdate> {
+    let matched = filters.matches(update)?;
+    let mut personal = update.clone();
+    let stamp = |timing: &mut Option<stream_proto::stream::ServerTiming>| {
+        if let Some(timing) = timing.as_mut() {
+            timing.subscriber_recv_unix_nanos =
+                subscriber_recv_unix_nanos.max(timing.publish_unix_nanos);
+        }
+    };
+    match personal.update.as_mut() {
+        Some(Update::Transaction(transaction)) => {
+            transaction.matched_filters = matched.filter_ids;
+            stamp(&mut transaction.server_timing);
+        }
+        Some(Update::Delta(delta)) => {
+            delta.matched_leg_indices = matched.leg_indices;
+            if let Some(envelope) = delta.envelope.as_mut() {
+                envelope.matched_filters = matched.filter_ids;
+                stamp(&mut envelope.server_timing);
+            }
+        }
+        _ => {}
+    }
+    Some(personal)
+}
