@@ -10,11 +10,15 @@
 use thiserror::Error;
 
 use crate::deshred::DeshredConfig;
-use crate::fec::{Completion, FecConfig, FecCounters, FecError};
+use crate::fec::{Completion, DuplicateSet, FecConfig, FecCounters, FecError};
+use crate::incremental::IncrementalConfig;
 use crate::leader::LeaderSchedule;
-use crate::set_stage::SetStage;
+use crate::merkle::MerkleError;
+use crate::set_stage::{SetEvent, SetStage};
 use crate::shred::{ParseOptions, ShredError, ShredKind};
-pub use crate::slot_stage::{Batch, BatchCounters};
+pub use crate::slot_stage::{
+    Batch, BatchCounters, BatchEnd, ReadyItem, ReadyMarker, ReadyTransaction,
+};
 use crate::slot_stage::{SlotStage, SlotStageConfig};
 
 /// Every bound and policy switch of the decoder, with production defaults.
@@ -29,7 +33,10 @@ pub struct DecoderConfig {
     pub slot_lookback: u64,
     /// Slots above `highest + max_slots_ahead` are rejected. Default 2,048.
     pub max_slots_ahead: u64,
-    /// Idle time after which the window re-anchors. Default 10 s.
+    /// Time without a FEC set confirmed inside the window after which shreds outside it are
+    /// verified, and the first set confirmed there re-anchors the window (`set_stage`). Bounds
+    /// how long a poisoned anchor (trusted feed) or a paused feed stops decoding. Default 2 s
+    /// (a live feed confirms sets every few milliseconds). Needs receive times (`rx_ns` > 0).
     pub window_reset_after_ns: u64,
     /// Largest entry batch assembled; reserved at start. Default 32 MiB (a full slot's worth:
     /// 32,768 shreds × at most 1,115 entry bytes each fits in 35 MB, real batches are far smaller).
@@ -37,6 +44,8 @@ pub struct DecoderConfig {
     /// Complete batches waiting for `next_batch`. Default 1,024; beyond it a batch is dropped and
     /// counted.
     pub max_pending_batches: usize,
+    /// Incremental deshredding (`next_ready`); off by default.
+    pub incremental: IncrementalConfig,
 }
 
 impl Default for DecoderConfig {
@@ -48,14 +57,16 @@ impl Default for DecoderConfig {
             deshred: DeshredConfig::default(),
             slot_lookback: 128,
             max_slots_ahead: 2048,
-            window_reset_after_ns: 10_000_000_000,
+            window_reset_after_ns: 2_000_000_000,
             max_batch_bytes: 32 << 20,
             max_pending_batches: 1024,
+            incremental: IncrementalConfig::default(),
         }
     }
 }
 
-/// Why a datagram was not used. One variant per reason; `label()` is the metric label.
+/// Why a datagram was not used. One reason per leaf variant; `label()` is the metric label and
+/// `index()` its position in [`Rejection::LABELS`], which indexes per-reason counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum Rejection {
     #[error(transparent)]
@@ -78,6 +89,78 @@ impl Rejection {
             Self::StaleSlot { .. } => "stale_slot",
             Self::SlotTooFarAhead { .. } => "slot_too_far_ahead",
             Self::Fec(error) => error.label(),
+        }
+    }
+
+    /// How many reasons (distinct labels) there are.
+    pub const COUNT: usize = 27;
+
+    /// The label of every reason, sorted; [`Rejection::index`] is a label's position here, so
+    /// counters indexed by it list in label order.
+    pub const LABELS: [&'static str; Self::COUNT] = [
+        "bad_coding_header",
+        "bad_flags",
+        "bad_index",
+        "bad_parent_offset",
+        "bad_proof_size",
+        "bad_signature",
+        "bad_size_field",
+        "duplicate",
+        "duplicate_block",
+        "inconsistent_variant",
+        "index_beyond_proof",
+        "index_out_of_range",
+        "legacy_variant",
+        "merkle_root_mismatch",
+        "misaligned_fec_set",
+        "oversized",
+        "ragged_proof",
+        "set_already_complete",
+        "set_failed",
+        "slot_too_far_ahead",
+        "stale_slot",
+        "truncated",
+        "unchained_variant",
+        "unknown_leader",
+        "unknown_variant",
+        "unsupported_erasure_config",
+        "wrong_shred_version",
+    ];
+
+    /// The reason's position in [`Rejection::LABELS`]: the index of its counter.
+    pub const fn index(&self) -> usize {
+        match self {
+            Self::Shred(error) => match error {
+                ShredError::Truncated { .. } => 21,
+                ShredError::Oversized { .. } => 15,
+                ShredError::LegacyVariant { .. } => 12,
+                ShredError::UnchainedVariant { .. } => 22,
+                ShredError::UnknownVariant { .. } => 24,
+                ShredError::BadProofSize { .. } => 4,
+                ShredError::IndexOutOfRange { .. } => 11,
+                ShredError::MisalignedFecSet { .. } => 14,
+                ShredError::BadIndex { .. } => 2,
+                ShredError::BadSizeField { .. } => 6,
+                ShredError::BadFlags { .. } => 1,
+                ShredError::BadParentOffset { .. } => 3,
+                ShredError::BadCodingHeader { .. } => 0,
+                ShredError::UnsupportedErasureConfig { .. } => 25,
+            },
+            Self::WrongShredVersion { .. } => 26,
+            Self::StaleSlot { .. } => 20,
+            Self::SlotTooFarAhead { .. } => 19,
+            Self::Fec(error) => match error {
+                FecError::Duplicate => 7,
+                FecError::SetAlreadyComplete => 17,
+                FecError::SetFailed => 18,
+                FecError::Merkle(MerkleError::RaggedProof { .. }) => 16,
+                FecError::Merkle(MerkleError::IndexBeyondProof { .. }) => 10,
+                FecError::UnknownLeader => 23,
+                FecError::BadSignature => 5,
+                FecError::MerkleRootMismatch => 13,
+                FecError::InconsistentVariant => 9,
+                FecError::DuplicateBlock => 8,
+            },
         }
     }
 }
@@ -106,7 +189,12 @@ pub enum ShredOutcome {
 pub struct ShredDecoder {
     sets: SetStage,
     slots: SlotStage,
+    duplicates: Vec<DuplicateSet>,
 }
+
+/// Duplicate blocks a [`ShredDecoder`] keeps for [`ShredDecoder::duplicates`] (all are counted in
+/// `FecCounters::duplicate_sets`).
+pub const DUPLICATES_KEPT: usize = 64;
 
 impl ShredDecoder {
     /// Reserves every buffer the decoder will use.
@@ -114,6 +202,7 @@ impl ShredDecoder {
         Self {
             slots: SlotStage::new(SlotStageConfig::from(&config)),
             sets: SetStage::new(config, leaders),
+            duplicates: Vec::with_capacity(DUPLICATES_KEPT),
         }
     }
 
@@ -143,10 +232,12 @@ impl ShredDecoder {
         self.sets.highest_slot()
     }
 
-    /// The payload of a data shred still held (received or recovered), for repair serving and
-    /// tests.
+    /// The payload of a data shred still held (received or recovered; handed on, or held by an
+    /// unconfirmed set), for repair serving and tests.
     pub fn data_shred(&self, slot: u64, index: u32) -> Option<&[u8]> {
-        self.slots.data_shred(slot, index)
+        self.sets
+            .data_shred(slot, index)
+            .or_else(|| self.slots.data_shred(slot, index))
     }
 
     /// The signed Merkle root of a FEC set held or completed recently.
@@ -159,16 +250,120 @@ impl ShredDecoder {
         self.sets.set_reference_slot(slot);
     }
 
+    /// Replaces the leader schedule between datagrams (see [`SetStage::set_leaders`]).
+    pub fn set_leaders(&mut self, leaders: LeaderSchedule) {
+        self.sets.set_leaders(leaders);
+    }
+
     /// Processes one datagram received at `rx_ns`.
     pub fn ingest(&mut self, datagram: &[u8], rx_ns: u64) -> ShredOutcome {
-        let slots = &mut self.slots;
-        self.sets
-            .ingest(datagram, rx_ns, &mut |event| slots.apply(&event))
+        let (slots, duplicates) = (&mut self.slots, &mut self.duplicates);
+        self.sets.ingest(datagram, rx_ns, &mut |event| {
+            if let SetEvent::Duplicate(duplicate) = event
+                && duplicates.len() < DUPLICATES_KEPT
+            {
+                duplicates.push(duplicate);
+            }
+            slots.apply(&event);
+        })
+    }
+
+    /// The first [`DUPLICATES_KEPT`] duplicate blocks seen, each with both roots.
+    pub fn duplicates(&self) -> &[DuplicateSet] {
+        &self.duplicates
     }
 
     /// Takes the next complete batch, assembled and strictly parsed. Batches that fail are
     /// counted and skipped.
     pub fn next_batch(&mut self) -> Option<Batch<'_>> {
         self.slots.next_batch()
+    }
+
+    /// Takes the next transaction, marker or batch end that is ready; see
+    /// [`SlotStage::next_ready`]. Needs `incremental.enabled`.
+    pub fn next_ready(&mut self) -> Option<ReadyItem<'_>> {
+        self.slots.next_ready()
+    }
+
+    /// See [`SlotStage::has_ready`].
+    pub fn has_ready(&self) -> bool {
+        self.slots.has_ready()
+    }
+}
+
+#[cfg(test)]
+mod rejection_tests {
+    use super::*;
+
+    /// One rejection of every reason.
+    fn every_reason() -> Vec<Rejection> {
+        let shred = [
+            ShredError::Truncated { len: 0, needed: 1 },
+            ShredError::Oversized { len: 0 },
+            ShredError::LegacyVariant { variant: 0 },
+            ShredError::UnchainedVariant { variant: 0 },
+            ShredError::UnknownVariant { variant: 0 },
+            ShredError::BadProofSize { proof_size: 0 },
+            ShredError::IndexOutOfRange { index: 0 },
+            ShredError::MisalignedFecSet { fec_set_index: 0 },
+            ShredError::BadIndex {
+                index: 0,
+                fec_set_index: 0,
+            },
+            ShredError::BadSizeField { size: 0, max: 0 },
+            ShredError::BadFlags { flags: 0 },
+            ShredError::BadParentOffset {
+                parent_offset: 0,
+                slot: 0,
+            },
+            ShredError::BadCodingHeader {
+                num_data: 0,
+                num_coding: 0,
+                position: 0,
+            },
+            ShredError::UnsupportedErasureConfig {
+                num_data: 0,
+                num_coding: 0,
+            },
+        ];
+        let fec = [
+            FecError::Duplicate,
+            FecError::SetAlreadyComplete,
+            FecError::SetFailed,
+            FecError::Merkle(MerkleError::RaggedProof { proof_len: 0 }),
+            FecError::Merkle(MerkleError::IndexBeyondProof {
+                index: 0,
+                entries: 0,
+            }),
+            FecError::UnknownLeader,
+            FecError::BadSignature,
+            FecError::MerkleRootMismatch,
+            FecError::InconsistentVariant,
+            FecError::DuplicateBlock,
+        ];
+        let mut all: Vec<Rejection> = shred.into_iter().map(Rejection::Shred).collect();
+        all.extend([
+            Rejection::WrongShredVersion {
+                expected: 0,
+                found: 1,
+            },
+            Rejection::StaleSlot { slot: 0, floor: 1 },
+            Rejection::SlotTooFarAhead { slot: 2, limit: 1 },
+        ]);
+        all.extend(fec.into_iter().map(Rejection::Fec));
+        all
+    }
+
+    #[test]
+    fn index_is_the_position_of_the_label() {
+        let all = every_reason();
+        assert_eq!(all.len(), Rejection::COUNT);
+        let mut seen = [false; Rejection::COUNT];
+        for rejection in all {
+            assert_eq!(Rejection::LABELS[rejection.index()], rejection.label());
+            seen[rejection.index()] = true;
+        }
+        assert!(seen.iter().all(|seen| *seen));
+        assert!(Rejection::LABELS.windows(2).all(|pair| pair[0] < pair[1]));
     }
 }

@@ -1,4 +1,4 @@
-//! Finding complete entry batches among a slot's data shreds (spec §9), without waiting for the
+//! Finding complete entry batches among a slot's data shreds (format §9), without waiting for the
 //! slot or for whole FEC sets.
 //!
 //! Per slot in flight the deshredder keeps three fixed 32,768-bit sets (4 KB each): data shreds
@@ -57,6 +57,12 @@ impl Default for DeshredConfig {
 pub struct Deshredder {
     slots: Vec<SlotState>,
     evicted_slots: u64,
+    /// Position of the slot looked up last: consecutive shreds are mostly of one slot.
+    hint: usize,
+    /// `(slot, last index)` of slots released whole, a ring as long as `slots`: a shred of
+    /// another version of such a slot is still recognised.
+    finished: Vec<(u64, u32)>,
+    next_finished: usize,
 }
 
 struct SlotState {
@@ -87,12 +93,54 @@ impl Deshredder {
         Self {
             slots,
             evicted_slots: 0,
+            hint: 0,
+            finished: Vec::with_capacity(config.max_slots_in_flight),
+            next_finished: 0,
         }
     }
 
     /// Slots dropped because every slot state was in use.
     pub fn evicted_slots(&self) -> u64 {
         self.evicted_slots
+    }
+
+    /// The index of the slot's `LAST_SHRED_IN_SLOT` data shred, when one was inserted.
+    /// Slots released whole are remembered too, as many as `max_slots_in_flight`.
+    pub fn last_index(&mut self, slot: u64) -> Option<u32> {
+        match self.position_of(slot) {
+            Some(position) => self.slots[position].last_index,
+            None => self
+                .finished
+                .iter()
+                .find(|(finished, _)| *finished == slot)
+                .map(|&(_, last)| last),
+        }
+    }
+
+    fn remember_finished(&mut self, slot: u64, last: u32) {
+        if self.finished.len() < self.finished.capacity() {
+            self.finished.push((slot, last));
+        } else if let Some(entry) = self.finished.get_mut(self.next_finished) {
+            *entry = (slot, last);
+        }
+        self.next_finished = (self.next_finished + 1) % self.finished.capacity().max(1);
+    }
+
+    /// Where `slot`'s state is, trying the last position found first.
+    fn position_of(&mut self, slot: u64) -> Option<usize> {
+        if self
+            .slots
+            .get(self.hint)
+            .is_some_and(|state| state.slot == Some(slot))
+        {
+            return Some(self.hint);
+        }
+        let position = self
+            .slots
+            .iter()
+            .position(|state| state.slot == Some(slot))?;
+        self.hint = position;
+        Some(position)
     }
 
     /// Records a data shred as present and returns up to two batches it completed: the one
@@ -126,15 +174,37 @@ impl Deshredder {
         [containing, following]
     }
 
+    /// Whether data shred `index` of `slot` is present (received or recovered, not forgotten).
+    pub fn is_present(&self, slot: u64, index: u32) -> bool {
+        self.state(slot)
+            .is_some_and(|state| index < MAX_SHREDS_PER_SLOT && state.present.get(index))
+    }
+
+    /// Whether data shred `index` of `slot` is present and carries `DATA_COMPLETE`.
+    pub fn is_data_complete(&self, slot: u64, index: u32) -> bool {
+        self.state(slot)
+            .is_some_and(|state| index < MAX_SHREDS_PER_SLOT && state.data_complete.get(index))
+    }
+
+    /// Whether data shred `index` of `slot` was used in a batch already.
+    pub fn is_emitted(&self, slot: u64, index: u32) -> bool {
+        self.state(slot)
+            .is_some_and(|state| index < MAX_SHREDS_PER_SLOT && state.emitted.get(index))
+    }
+
+    fn state(&self, slot: u64) -> Option<&SlotState> {
+        self.slots.iter().find(|state| state.slot == Some(slot))
+    }
+
     /// Marks a batch as emitted; a slot whose every shred up to `LAST_SHRED_IN_SLOT` was emitted
-    /// is released.
-    pub fn mark_emitted(&mut self, span: &BatchSpan) {
+    /// is released (then true is returned).
+    pub fn mark_emitted(&mut self, span: &BatchSpan) -> bool {
         let Some(state) = self
             .slots
             .iter_mut()
             .find(|state| state.slot == Some(span.slot))
         else {
-            return;
+            return false;
         };
         for index in span.start_index..=span.end_index {
             if !state.emitted.get(index) {
@@ -142,12 +212,14 @@ impl Deshredder {
                 state.emitted_count += 1;
             }
         }
-        if state
+        let finished = state
             .last_index
-            .is_some_and(|last| state.emitted_count == last + 1)
-        {
+            .filter(|&last| state.emitted_count == last + 1);
+        if let Some(last) = finished {
             state.reset();
+            self.remember_finished(span.slot, last);
         }
+        finished.is_some()
     }
 
     /// Forgets data shreds `[first_index, first_index + count)` of a slot (their FEC set was
@@ -171,7 +243,7 @@ impl Deshredder {
     }
 
     fn state_for(&mut self, slot: u64) -> &mut SlotState {
-        let position = match self.slots.iter().position(|state| state.slot == Some(slot)) {
+        let position = match self.position_of(slot) {
             Some(position) => position,
             None => {
                 let free = self.slots.iter().position(|state| state.slot.is_none());

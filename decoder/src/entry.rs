@@ -1,14 +1,22 @@
-//! Strict parse of one deshredded entry batch (a bincode 1 `Vec<Entry>`) into an [`EntryBatch`].
+//! Strict parse of one deshredded data-complete range into an [`EntryBatch`]: a bincode 1
+//! `Vec<Entry>`, or a sequence of block components (entry batches and block markers).
 //!
-//! Wire format (shred-format.md §9; integers little-endian, bincode 1 fixed-width lengths):
+//! Wire format (docs/decoder.md, format §§9, 9a; integers little-endian, bincode 1 fixed-width lengths):
 //!
 //! ```text
+//! range      := component, component, ...     (back to back until the range ends)
+//! component  := Vec<Entry> with entry_count ≥ 1 | u64 0, block marker   (see marker)
 //! Vec<Entry> := u64 entry_count, then entry_count × Entry
 //! Entry      := u64 num_hashes, [u8;32] hash, u64 transaction_count,
 //!               then transaction_count × Transaction   (see crate::transaction)
 //! ```
 //!
-//! [`parse_entry_batch`] validates the whole batch before returning anything: every entry header
+//! [`parse_components`] reads a whole range; [`parse_entry_batch`] reads exactly one `Vec<Entry>`
+//! (the format before markers). A zero entry count that ends the range is read as an empty entry
+//! batch (the earlier format's empty batch, and the validator's block-abort signal), not as a
+//! truncated marker. Entry indexes in errors and views count over the whole range.
+//!
+//! Both validate the whole range before returning anything: every entry header
 //! fits, every transaction parses and passes sanitize, and every byte is consumed. Ticks are
 //! entries with no transactions. Declared counts are checked against the bytes left before any
 //! loop runs (an entry needs at least [`ENTRY_HEADER_LEN_BYTES`], a transaction at least
@@ -24,12 +32,15 @@
 use thiserror::Error;
 
 use crate::cursor::{Cursor, CursorError};
+use crate::entry::marker::{BlockMarker, MarkerCounts, MarkerError, read_marker};
 use crate::transaction::{
     HASH_LEN_BYTES, TRANSACTION_LEN_BYTES_MIN, TransactionError, TransactionView,
     parse_transaction, span,
 };
 
 /// Bytes of an entry before its transactions: `num_hashes`, `hash`, `transaction_count`.
+pub mod marker;
+
 pub const ENTRY_HEADER_LEN_BYTES: usize = 8 + HASH_LEN_BYTES + 8;
 
 /// Why a batch was rejected. Each variant has a stable [`label`].
@@ -68,6 +79,9 @@ pub enum EntryError {
     /// Bytes follow the last entry.
     #[error("{count} bytes follow the last entry")]
     TrailingBytes { count: usize },
+    /// A block marker could not be read (truncated, or a version without a known length).
+    #[error("block marker: {0}")]
+    Marker(#[from] MarkerError),
 }
 
 impl EntryError {
@@ -81,17 +95,26 @@ impl EntryError {
             Self::TransactionCountExceedsInput { .. } => "transaction_count_exceeds_input",
             Self::Transaction { source, .. } => source.label(),
             Self::TrailingBytes { .. } => "batch_trailing_bytes",
+            Self::Marker(source) => source.label(),
         }
     }
 }
 
-/// A fully validated entry batch borrowed from its bytes.
+/// A fully validated entry batch (or range of block components) borrowed from its bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct EntryBatch<'a> {
-    /// The batch bytes after the entry count.
-    entries: &'a [u8],
-    entry_count: u64,
-    transaction_count: u64,
+    /// The whole range, from the first component's entry count.
+    bytes: &'a [u8],
+    summary: RangeSummary,
+}
+
+/// What a strict parse counted in a range: enough to rebuild its [`EntryBatch`] without a walk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RangeSummary {
+    /// Entries over all entry-batch components.
+    pub entry_count: u64,
+    pub transaction_count: u64,
+    pub markers: MarkerCounts,
 }
 
 /// One entry of a validated batch.
@@ -107,12 +130,50 @@ pub struct EntryView<'a> {
     transactions: &'a [u8],
 }
 
-/// Parses and validates a whole batch; see the module doc for what "valid" means.
+/// Parses and validates exactly one `Vec<Entry>` (no markers); see the module doc.
 pub fn parse_entry_batch(bytes: &[u8]) -> Result<EntryBatch<'_>, EntryError> {
     let mut cursor = Cursor::new(bytes);
-    let entry_count = cursor
+    let mut summary = RangeSummary::default();
+    let entry_count = take_entry_count(&mut cursor)?;
+    read_entries(&mut cursor, entry_count, &mut summary)?;
+    if !cursor.is_empty() {
+        return Err(EntryError::TrailingBytes {
+            count: cursor.remaining(),
+        });
+    }
+    Ok(EntryBatch { bytes, summary })
+}
+
+/// Parses and validates a data-complete range of block components; see the module doc.
+pub fn parse_components(bytes: &[u8]) -> Result<EntryBatch<'_>, EntryError> {
+    let mut cursor = Cursor::new(bytes);
+    let mut summary = RangeSummary::default();
+    loop {
+        let entry_count = take_entry_count(&mut cursor)?;
+        if entry_count == 0 && !cursor.is_empty() {
+            let marker = read_marker(&mut cursor)?;
+            summary.markers.add(marker.kind());
+        } else {
+            read_entries(&mut cursor, entry_count, &mut summary)?;
+        }
+        if cursor.is_empty() {
+            return Ok(EntryBatch { bytes, summary });
+        }
+    }
+}
+
+fn take_entry_count(cursor: &mut Cursor<'_>) -> Result<u64, EntryError> {
+    cursor
         .take_u64_le("entry count")
-        .map_err(EntryError::BatchHeaderTruncated)?;
+        .map_err(EntryError::BatchHeaderTruncated)
+}
+
+/// Reads `entry_count` entries, after checking that they can fit in the bytes left.
+fn read_entries(
+    cursor: &mut Cursor<'_>,
+    entry_count: u64,
+    summary: &mut RangeSummary,
+) -> Result<(), EntryError> {
     let max = (cursor.remaining() / ENTRY_HEADER_LEN_BYTES) as u64;
     if entry_count > max {
         return Err(EntryError::EntryCountExceedsInput {
@@ -120,60 +181,61 @@ pub fn parse_entry_batch(bytes: &[u8]) -> Result<EntryBatch<'_>, EntryError> {
             max,
         });
     }
-    let entries_start = cursor.position();
-    let mut transaction_count: u64 = 0;
-    for entry_index in 0..entry_count {
-        let entry = read_entry(&mut cursor, entry_index)?;
+    for _ in 0..entry_count {
+        let entry = read_entry(cursor, summary.entry_count)?;
+        summary.entry_count += 1;
         // Each transaction is at least 134 bytes, so the sum stays far below u64::MAX.
-        transaction_count += entry.transaction_count;
+        summary.transaction_count += entry.transaction_count;
     }
-    if !cursor.is_empty() {
-        return Err(EntryError::TrailingBytes {
-            count: cursor.remaining(),
-        });
-    }
-    Ok(EntryBatch {
-        entries: span(&cursor, entries_start),
-        entry_count,
-        transaction_count,
-    })
+    Ok(())
 }
 
 impl<'a> EntryBatch<'a> {
-    /// Rebuilds the view of a batch that [`parse_entry_batch`] accepted, from the same bytes and
-    /// the counts it reported, without walking it again. Only for callers that validated `bytes`
-    /// themselves and could not keep the borrow (the decoder's batch loop).
-    pub(crate) fn from_validated(
-        bytes: &'a [u8],
-        entry_count: u64,
-        transaction_count: u64,
-    ) -> Self {
+    /// Rebuilds the view of a range that [`parse_components`] (or [`parse_entry_batch`]) accepted,
+    /// from the same bytes and the summary it reported, without walking it again. Only for
+    /// callers that validated `bytes` themselves and could not keep the borrow (the decoder's
+    /// batch loop).
+    pub(crate) fn from_validated(bytes: &'a [u8], summary: RangeSummary) -> Self {
         debug_assert!(
             bytes.len() >= 8,
-            "validated batches start with their entry count"
+            "validated ranges start with an entry count"
         );
-        let entries = bytes.get(8..).unwrap_or_default();
-        Self {
-            entries,
-            entry_count,
-            transaction_count,
-        }
+        Self { bytes, summary }
     }
 
+    /// Entries over all the range's entry batches.
     pub fn entry_count(&self) -> u64 {
-        self.entry_count
+        self.summary.entry_count
     }
 
     /// Transactions over all entries.
     pub fn transaction_count(&self) -> u64 {
-        self.transaction_count
+        self.summary.transaction_count
+    }
+
+    /// Block markers of the range, by kind.
+    pub fn marker_counts(&self) -> MarkerCounts {
+        self.summary.markers
+    }
+
+    pub fn summary(&self) -> RangeSummary {
+        self.summary
+    }
+
+    /// The block markers of the range in order. Free when there are none; otherwise it steps over
+    /// the range's entries (parsing their transactions) to find them.
+    pub fn markers(&self) -> MarkerIter<'a> {
+        MarkerIter {
+            walk: ComponentWalk::new(self.bytes),
+            remaining: self.summary.markers.total(),
+        }
     }
 
     /// The entries in order.
     pub fn entries(&self) -> EntryIter<'a> {
         EntryIter {
-            cursor: Cursor::new(self.entries),
-            remaining: self.entry_count,
+            walk: ComponentWalk::new(self.bytes),
+            remaining: self.summary.entry_count,
             next_index: 0,
         }
     }
@@ -181,10 +243,9 @@ impl<'a> EntryBatch<'a> {
     /// Every transaction of the batch in order, each parsed once.
     pub fn transactions(&self) -> BatchTransactionIter<'a> {
         BatchTransactionIter {
-            cursor: Cursor::new(self.entries),
-            entries_remaining: self.entry_count,
+            walk: ComponentWalk::new(self.bytes),
             transactions_remaining_in_entry: 0,
-            transactions_remaining: self.transaction_count,
+            transactions_remaining: self.summary.transaction_count,
         }
     }
 }
@@ -211,7 +272,7 @@ impl<'a> EntryView<'a> {
 /// Iterator over the entries of a validated batch.
 #[derive(Debug, Clone)]
 pub struct EntryIter<'a> {
-    cursor: Cursor<'a>,
+    walk: ComponentWalk<'a>,
     remaining: u64,
     next_index: u64,
 }
@@ -220,10 +281,11 @@ impl<'a> Iterator for EntryIter<'a> {
     type Item = EntryView<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.remaining == 0 {
+        if self.remaining == 0 || !self.walk.step_to_entry() {
+            self.remaining = 0;
             return None;
         }
-        match read_entry(&mut self.cursor, self.next_index) {
+        match read_entry(&mut self.walk.cursor, self.next_index) {
             Ok(entry) => {
                 self.remaining -= 1;
                 self.next_index += 1;
@@ -279,8 +341,7 @@ impl std::iter::FusedIterator for EntryTransactionIter<'_> {}
 /// Iterator over every transaction of a validated batch, stepping over entry headers.
 #[derive(Debug, Clone)]
 pub struct BatchTransactionIter<'a> {
-    cursor: Cursor<'a>,
-    entries_remaining: u64,
+    walk: ComponentWalk<'a>,
     transactions_remaining_in_entry: u64,
     transactions_remaining: u64,
 }
@@ -289,20 +350,20 @@ impl<'a> Iterator for BatchTransactionIter<'a> {
     type Item = TransactionView<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        // Step over ticks and finished entries; bounded by the entry count.
+        // Step over ticks, finished entries and markers; bounded by the range length.
         while self.transactions_remaining_in_entry == 0 {
-            if self.entries_remaining == 0 || self.transactions_remaining == 0 {
+            if self.transactions_remaining == 0 || !self.walk.step_to_entry() {
+                self.transactions_remaining = 0;
                 return None;
             }
-            let Ok(header) = read_entry_header(&mut self.cursor) else {
+            let Ok(header) = read_entry_header(&mut self.walk.cursor) else {
                 debug_assert!(false, "re-walk of a validated entry header failed");
                 self.transactions_remaining = 0;
                 return None;
             };
-            self.entries_remaining -= 1;
             self.transactions_remaining_in_entry = header.transaction_count;
         }
-        let transaction = revisit_transaction(&mut self.cursor);
+        let transaction = revisit_transaction(&mut self.walk.cursor);
         match transaction {
             Some(_) => {
                 self.transactions_remaining_in_entry -= 1;
@@ -320,6 +381,101 @@ impl<'a> Iterator for BatchTransactionIter<'a> {
 }
 
 impl std::iter::FusedIterator for BatchTransactionIter<'_> {}
+
+/// Iterator over the block markers of a validated range.
+#[derive(Debug, Clone)]
+pub struct MarkerIter<'a> {
+    walk: ComponentWalk<'a>,
+    remaining: u64,
+}
+
+impl<'a> Iterator for MarkerIter<'a> {
+    type Item = BlockMarker<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let marker = self.walk.step_to_marker();
+        match marker {
+            Some(_) => self.remaining -= 1,
+            None => self.remaining = 0,
+        }
+        marker
+    }
+}
+
+impl std::iter::FusedIterator for MarkerIter<'_> {}
+
+/// A position in the component sequence of a validated range.
+#[derive(Debug, Clone)]
+struct ComponentWalk<'a> {
+    cursor: Cursor<'a>,
+    /// Entries of the current entry-batch component not yet stepped to.
+    entries_left: u64,
+}
+
+impl<'a> ComponentWalk<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Self {
+            cursor: Cursor::new(bytes),
+            entries_left: 0,
+        }
+    }
+
+    /// Steps over markers (and finished components) to the start of the next entry, which the
+    /// caller then reads; false at the end of the range. Every pass consumes at least 8 bytes.
+    fn step_to_entry(&mut self) -> bool {
+        while self.entries_left == 0 {
+            match self.next_component() {
+                Some(Component::Entries(count)) => self.entries_left = count,
+                Some(Component::Marker(_)) => {}
+                None => return false,
+            }
+        }
+        self.entries_left -= 1;
+        true
+    }
+
+    /// Steps over entries to the next marker.
+    fn step_to_marker(&mut self) -> Option<BlockMarker<'a>> {
+        loop {
+            while self.entries_left > 0 {
+                self.entries_left -= 1;
+                if read_entry(&mut self.cursor, 0).is_err() {
+                    debug_assert!(false, "re-walk of a validated entry failed");
+                    return None;
+                }
+            }
+            match self.next_component()? {
+                Component::Entries(count) => self.entries_left = count,
+                Component::Marker(marker) => return Some(marker),
+            }
+        }
+    }
+
+    fn next_component(&mut self) -> Option<Component<'a>> {
+        if self.cursor.is_empty() {
+            return None;
+        }
+        let count = self.cursor.take_u64_le("entry count").ok();
+        debug_assert!(count.is_some(), "re-walk of a validated entry count failed");
+        match count? {
+            0 if self.cursor.is_empty() => Some(Component::Entries(0)),
+            0 => {
+                let marker = read_marker(&mut self.cursor).ok();
+                debug_assert!(marker.is_some(), "re-walk of a validated marker failed");
+                marker.map(Component::Marker)
+            }
+            count => Some(Component::Entries(count)),
+        }
+    }
+}
+
+enum Component<'a> {
+    Entries(u64),
+    Marker(BlockMarker<'a>),
+}
 
 /// An entry's fixed-size prefix.
 struct EntryHeader<'a> {

@@ -1,4 +1,4 @@
-//! Reed-Solomon over GF(2^8) for the fixed 32 data + 32 coding FEC sets (spec §8).
+//! Reed-Solomon over GF(2^8) for the fixed 32 data + 32 coding FEC sets (format §8).
 //!
 //! The code is bit-exact with Agave's `reed_solomon_erasure::galois_8::ReedSolomon::new(32, 32)`
 //! (Vandermonde(64, 32) × inverse of its top 32×32 block): parity shard j is

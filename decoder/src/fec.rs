@@ -1,3 +1,6 @@
+//! Length: over 600 lines because the set pool, verification, confirmation, duplicate detection and
+//! the completed-set filter share the pool's private state; ~75 of the lines are tests.
+//!
 //! FEC set assembly: shreds keyed by `(slot, fec_set_index)` into a fixed pool of set slots,
 //! each with room for its 64 shreds, reserved at start-up.
 //!
@@ -7,14 +10,23 @@
 //! - **Authenticated before stored.** The first shred of a set fixes the set's root (the root its
 //!   proof implies) after the leader signature over that root verifies; every later shred must
 //!   prove the same root and carry the same signature, or it is rejected as conflicting and the
-//!   first version is kept (spec §10, items 5–7). Proven nodes are cached per set
+//!   first version is kept (format §10, items 5–7). A shred that fails leaves no state.
+//! - **Confirmed before used.** With a leader schedule a set is confirmed by its signature. Without
+//!   one (a trusted feed) a single shred proves nothing (any bytes imply some root), so a set is
+//!   confirmed once `unsigned_confirm_shreds` of its shreds prove the same root; until then it
+//!   hands nothing on, moves no window, and a shred proving another root replaces it (so one
+//!   altered shred sent first cannot claim the set). Unconfirmed sets are evicted first.
+//! - **Duplicate blocks.** A shred proving another root for a confirmed set (held or completed)
+//!   whose signature by the slot's leader verifies is a second version signed by the leader: it
+//!   is refused as [`FecError::DuplicateBlock`], and the first time per set the two roots are
+//!   reported ([`FecResolver::take_duplicate`]). Proven nodes are cached per set
 //!   (`merkle::NodeCache`), so a later shred hashes its leaf and only the joins up to the first
 //!   known node, and its remaining proof entries are compared with the known siblings.
 //! - **Recovery as soon as possible.** When 32 of the 64 shreds are present and a data shred is
 //!   missing, the missing data shards are rebuilt, the recovered shreds get their signature,
 //!   chained root, proof and retransmitter signature back, and the data half of the tree must match
 //!   the authenticated proofs, or the recovered shreds are discarded and the set is marked failed
-//!   (spec §8; `recovery.rs`). Coding shreds are never rebuilt: nothing downstream reads them.
+//!   (format §8; `recovery.rs`). Coding shreds are never rebuilt: nothing downstream reads them.
 //! - **Bounded.** When the pool is full the set created first is evicted (its key is reported so
 //!   the slot side can forget its shreds). A completed set stays until its owner releases it
 //!   (`release_complete`, once its data shreds were copied out, or `mark_consumed` of all 32), then
@@ -64,6 +76,10 @@ pub struct FecConfig {
     /// work: shreds are then grouped by set and signature bytes only, and recovered shreds are
     /// not re-authenticated and get no Merkle proofs.
     pub authenticate: bool,
+    /// Without a leader schedule, shreds proving the same root that confirm a set (1..=32).
+    /// Default 2: a lone forged or bit-flipped shred never moves state. 1 restores "first shred
+    /// wins".
+    pub unsigned_confirm_shreds: u8,
 }
 
 impl Default for FecConfig {
@@ -72,6 +88,7 @@ impl Default for FecConfig {
             max_sets_in_flight: 1024,
             completed_sets_remembered: 8192,
             authenticate: true,
+            unsigned_confirm_shreds: 2,
         }
     }
 }
@@ -95,6 +112,8 @@ pub enum FecError {
     MerkleRootMismatch,
     #[error("variant differs from the FEC set's")]
     InconsistentVariant,
+    #[error("second version of a FEC set signed by its leader (duplicate block)")]
+    DuplicateBlock,
 }
 
 impl FecError {
@@ -109,6 +128,7 @@ impl FecError {
             Self::BadSignature => "bad_signature",
             Self::MerkleRootMismatch => "merkle_root_mismatch",
             Self::InconsistentVariant => "inconsistent_variant",
+            Self::DuplicateBlock => "duplicate_block",
         }
     }
 }
@@ -117,8 +137,12 @@ impl FecError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Inserted {
     pub key: SetKey,
-    /// This shred opened a new set (its signature was verified).
+    /// This shred opened a new set (its signature was verified, when a schedule is in use).
     pub new_set: bool,
+    /// The set is confirmed (see the module documentation): its data shreds may be used.
+    pub confirmed: bool,
+    /// This shred confirmed the set: its data shreds present so far may be used now.
+    pub confirmed_now: bool,
     /// A set evicted to make room; its data shreds are gone.
     pub evicted: Option<SetKey>,
     /// Set when this shred completed the set.
@@ -144,6 +168,20 @@ pub struct FecCounters {
     pub data_shreds_recovered: u64,
     pub chain_links_verified: u64,
     pub chain_links_broken: u64,
+    /// Sets of which the leader signed a second version (reported once each).
+    pub duplicate_sets: u64,
+    /// Unconfirmed sets (no schedule) replaced by a shred proving another root.
+    pub unconfirmed_replaced: u64,
+}
+
+/// A leader signed two roots for one FEC set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DuplicateSet {
+    pub key: SetKey,
+    /// The root of the version in use.
+    pub first_root: Hash,
+    /// The root of the refused version.
+    pub second_root: Hash,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +196,11 @@ enum SetState {
 pub(crate) struct FecSet {
     pub(crate) key: SetKey,
     state: SetState,
+    /// The root's signature verified against the slot's leader.
+    signed: bool,
+    confirmed: bool,
+    /// A second signed root, once seen.
+    second_root: Option<Hash>,
     sequence: u64,
     pub(crate) variant: ShredVariant,
     pub(crate) shred_version: u16,
@@ -182,6 +225,9 @@ impl FecSet {
                 fec_set_index: 0,
             },
             state: SetState::Free,
+            signed: false,
+            confirmed: false,
+            second_root: None,
             sequence: 0,
             variant: ShredVariant {
                 kind: ShredKind::Data,
@@ -218,6 +264,8 @@ pub struct FecResolver {
     coder: ErasureCoder,
     counters: FecCounters,
     authenticate: bool,
+    confirm_shreds: u32,
+    duplicate: Option<DuplicateSet>,
 }
 
 impl FecResolver {
@@ -244,6 +292,8 @@ impl FecResolver {
             coder: ErasureCoder::new(),
             counters: FecCounters::default(),
             authenticate: config.authenticate,
+            confirm_shreds: u32::from(config.unsigned_confirm_shreds).clamp(1, 32),
+            duplicate: None,
         }
     }
 
@@ -276,11 +326,17 @@ impl FecResolver {
                 SetState::Failed => return Err(FecError::SetFailed),
                 SetState::Collecting | SetState::Free => {}
             }
-            if set.present >> erasure_index & 1 == 1 {
+            // The same position again, of the same version (another version is judged below).
+            if set.present >> erasure_index & 1 == 1 && set.signature[..] == *shred.signature() {
                 return Err(FecError::Duplicate);
             }
-        } else if self.done.contains(&key) {
-            return Err(FecError::SetAlreadyComplete);
+        } else if let Some(done) = self.done.get(&key) {
+            // Most late shreds are the version in use: a 16-byte comparison, no copy, no hash.
+            if shred.signature().starts_with(&done.signature) {
+                return Err(FecError::SetAlreadyComplete);
+            }
+            let done = *done;
+            return Err(self.late_shred(key, done, shred, leaders));
         }
         let leaf = if self.authenticate {
             merkle::leaf_hash(shred.merkle_leaf_input())
@@ -288,17 +344,8 @@ impl FecResolver {
             [0; 32]
         };
         let (set_slot, new_set, evicted) = match existing {
-            Some(set_slot) => {
-                let set = &mut self.sets[set_slot as usize];
-                let root = set.root;
-                if set.signature[..] != *shred.signature()
-                    || self.authenticate
-                        && !set
-                            .nodes
-                            .verify(erasure_index, &leaf, shred.merkle_proof(), &root)
-                {
-                    return Err(FecError::MerkleRootMismatch);
-                }
+            Some(set_slot) if self.same_version(set_slot, shred, erasure_index, &leaf) => {
+                let set = &self.sets[set_slot as usize];
                 if set.variant != shred.variant().with_kind(ShredKind::Data)
                     || set.shred_version != shred.shred_version()
                 {
@@ -306,8 +353,18 @@ impl FecResolver {
                 }
                 (set_slot, false, None)
             }
+            Some(set_slot) => {
+                let path = self.other_version(set_slot, shred, erasure_index, leaf, leaders)?;
+                // The held set was unconfirmed: the new version replaces it.
+                self.release(set_slot, false);
+                self.counters.unconfirmed_replaced += 1;
+                let signed = leaders.is_checked();
+                let (set_slot, evicted) = self.open_set(key, shred, &path, rx_ns, signed);
+                (set_slot, true, evicted)
+            }
             None if !self.authenticate => {
-                let (set_slot, evicted) = self.open_set(key, shred, [0; 32], rx_ns);
+                let path = [[0; 32]; merkle::PROOF_LEVELS + 1];
+                let (set_slot, evicted) = self.open_set(key, shred, &path, rx_ns, false);
                 (set_slot, true, evicted)
             }
             None => {
@@ -318,20 +375,162 @@ impl FecResolver {
                     LeaderCheck::UnknownLeader => return Err(FecError::UnknownLeader),
                     LeaderCheck::BadSignature => return Err(FecError::BadSignature),
                 }
-                let (set_slot, evicted) = self.open_set(key, shred, root, rx_ns);
-                let set = &mut self.sets[set_slot as usize];
-                set.nodes
-                    .record_path(erasure_index, &path, shred.merkle_proof());
+                let signed = leaders.is_checked();
+                let (set_slot, evicted) = self.open_set(key, shred, &path, rx_ns, signed);
                 (set_slot, true, evicted)
             }
         };
         let completion = self.store(set_slot, shred, erasure_index, leaf, rx_ns);
+        let confirmed_now = self.confirm(set_slot, leaders);
         Ok(Inserted {
             key,
             new_set,
+            confirmed: self.sets[set_slot as usize].confirmed,
+            confirmed_now,
             evicted,
             completion,
         })
+    }
+
+    /// The duplicate block found since the last call, if any.
+    pub fn take_duplicate(&mut self) -> Option<DuplicateSet> {
+        self.duplicate.take()
+    }
+
+    /// The shred carries the set's signature and proves the set's root.
+    fn same_version(
+        &mut self,
+        set_slot: u32,
+        shred: &ShredRef<'_>,
+        erasure_index: usize,
+        leaf: &Hash,
+    ) -> bool {
+        let set = &mut self.sets[set_slot as usize];
+        let root = set.root;
+        set.signature[..] == *shred.signature()
+            && (!self.authenticate
+                || set
+                    .nodes
+                    .verify(erasure_index, leaf, shred.merkle_proof(), &root))
+    }
+
+    /// A shred of another version than the held set's. Returns its proof path when it may
+    /// replace the set (the set is unconfirmed, the feed trusted); otherwise the rejection.
+    fn other_version(
+        &mut self,
+        set_slot: u32,
+        shred: &ShredRef<'_>,
+        erasure_index: usize,
+        leaf: Hash,
+        leaders: &LeaderSchedule,
+    ) -> Result<merkle::ProofPath, FecError> {
+        if !self.authenticate {
+            return Err(FecError::MerkleRootMismatch);
+        }
+        let path = merkle::proof_path(leaf, erasure_index, shred.merkle_proof())?;
+        let root = path[merkle::PROOF_LEVELS];
+        let set = &self.sets[set_slot as usize];
+        let (key, first_root, known) = (set.key, set.root, set.second_root);
+        if !set.confirmed {
+            // Nothing of it was handed on: a version that passes the current rules replaces it.
+            return match leaders.check(key.slot, &root, shred.signature()) {
+                LeaderCheck::Valid => Ok(path),
+                LeaderCheck::UnknownLeader => Err(FecError::UnknownLeader),
+                LeaderCheck::BadSignature => Err(FecError::BadSignature),
+            };
+        }
+        if !set.signed || !leaders.is_checked() {
+            // Without a verified first root, another root cannot be judged: the first stays.
+            return Err(FecError::MerkleRootMismatch);
+        }
+        match self.second_version(key, first_root, known, root, shred.signature(), leaders) {
+            Ok(()) => {
+                self.sets[set_slot as usize].second_root = Some(root);
+                Err(FecError::DuplicateBlock)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// A late shred of a completed set that does not carry the set's signature: checked as a
+    /// possible second version.
+    fn late_shred(
+        &mut self,
+        key: SetKey,
+        done: Done,
+        shred: &ShredRef<'_>,
+        leaders: &LeaderSchedule,
+    ) -> FecError {
+        if !self.authenticate || !leaders.is_checked() {
+            // Without a schedule another signature cannot be judged: the first version stays.
+            return FecError::MerkleRootMismatch;
+        }
+        let leaf = merkle::leaf_hash(shred.merkle_leaf_input());
+        let path = match merkle::proof_path(leaf, shred.erasure_index(), shred.merkle_proof()) {
+            Ok(path) => path,
+            Err(error) => return error.into(),
+        };
+        let root = path[merkle::PROOF_LEVELS];
+        let signature = shred.signature();
+        match self.second_version(key, done.root, done.second_root, root, signature, leaders) {
+            Ok(()) => {
+                self.done.set_second_root(&key, root);
+                FecError::DuplicateBlock
+            }
+            Err(error) => error,
+        }
+    }
+
+    /// Judges `root`, proven by a shred of a set whose version in use has `first_root`: `Ok` when
+    /// it is a second version signed by the slot's leader seen for the first time (counted and
+    /// queued for [`take_duplicate`](Self::take_duplicate)); the rejection otherwise.
+    fn second_version(
+        &mut self,
+        key: SetKey,
+        first_root: Hash,
+        known: Option<Hash>,
+        root: Hash,
+        signature: &[u8],
+        leaders: &LeaderSchedule,
+    ) -> Result<(), FecError> {
+        if root == first_root {
+            return Err(FecError::MerkleRootMismatch);
+        }
+        if known == Some(root) {
+            return Err(FecError::DuplicateBlock);
+        }
+        match leaders.check(key.slot, &root, signature) {
+            LeaderCheck::Valid => {}
+            LeaderCheck::UnknownLeader => return Err(FecError::UnknownLeader),
+            LeaderCheck::BadSignature => return Err(FecError::BadSignature),
+        }
+        if known.is_some() {
+            // A third version: refused and counted as a rejection, reported no more.
+            return Err(FecError::DuplicateBlock);
+        }
+        self.counters.duplicate_sets += 1;
+        self.duplicate = Some(DuplicateSet {
+            key,
+            first_root,
+            second_root: root,
+        });
+        Ok(())
+    }
+
+    /// Confirms the set when it just met its rule (module documentation); true when it did.
+    fn confirm(&mut self, set_slot: u32, leaders: &LeaderSchedule) -> bool {
+        let set = &mut self.sets[set_slot as usize];
+        if set.confirmed {
+            return false;
+        }
+        let by_count = !leaders.is_checked() && set.present.count_ones() >= self.confirm_shreds;
+        if !(set.signed || by_count) {
+            return false;
+        }
+        set.confirmed = true;
+        let key = set.key;
+        self.check_chain_links(key);
+        true
     }
 
     /// The payload of a present data shred, by slot and data index.
@@ -346,6 +545,27 @@ impl FecResolver {
             return None;
         }
         Some(&set.buffers[position][..set.variant.payload_len()])
+    }
+
+    /// The present data shreds of set `key` whose position bit is set in `positions`, as
+    /// `(index, payload)` in index order; nothing when the set is not held.
+    pub fn data_shreds(
+        &self,
+        key: &SetKey,
+        positions: u32,
+    ) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        let set = self
+            .index
+            .get(key)
+            .map(|&set_slot| &self.sets[set_slot as usize]);
+        let wanted = set.map_or(0, |set| set.data_present() & positions);
+        (0..DATA_SHREDS_PER_FEC_SET)
+            .filter(move |position| wanted >> position & 1 == 1)
+            .filter_map(move |position| {
+                let set = set?;
+                let payload = &set.buffers[position][..set.variant.payload_len()];
+                Some((set.key.fec_set_index + position as u32, payload))
+            })
     }
 
     /// The earliest receive time of any shred of the set holding data shred `index`.
@@ -404,12 +624,15 @@ impl FecResolver {
         }
     }
 
+    /// Opens a set for `shred`, whose proof `path` (all zero when not authenticating) gave the
+    /// set's root; `signed` when the root's signature verified against the slot's leader.
     fn open_set(
         &mut self,
         key: SetKey,
         shred: &ShredRef<'_>,
-        root: Hash,
+        path: &merkle::ProofPath,
         rx_ns: u64,
+        signed: bool,
     ) -> (u32, Option<SetKey>) {
         let evicted = if self.free.is_empty() {
             self.evict_oldest()
@@ -425,11 +648,14 @@ impl FecResolver {
         debug_assert_eq!(set.state, SetState::Free);
         set.key = key;
         set.state = SetState::Collecting;
+        set.signed = signed;
+        set.confirmed = false;
+        set.second_root = None;
         set.sequence = sequence;
         set.variant = shred.variant().with_kind(ShredKind::Data);
         set.shred_version = shred.shred_version();
         set.signature.copy_from_slice(shred.signature());
-        set.root = root;
+        set.root = path[merkle::PROOF_LEVELS];
         set.chained_root = [0; 32];
         if let Some(chained) = shred.chained_root() {
             set.chained_root.copy_from_slice(chained);
@@ -439,13 +665,16 @@ impl FecResolver {
         set.present = 0;
         set.consumed = 0;
         set.first_rx_ns = rx_ns;
+        if self.authenticate {
+            set.nodes
+                .record_path(shred.erasure_index(), path, shred.merkle_proof());
+        }
         self.index.insert(key, set_slot);
-        self.check_chain_links(key);
         (set_slot, evicted)
     }
 
     /// Compares this set's chained root with its predecessor's root, and its root with its
-    /// successor's chained root, when those sets are known (spec §7, "Chained root").
+    /// successor's chained root, when those sets are known (format §7, "Chained root").
     fn check_chain_links(&mut self, key: SetKey) {
         let Some(&set_slot) = self.index.get(&key) else {
             return;
@@ -536,7 +765,7 @@ impl FecResolver {
             .iter()
             .enumerate()
             .filter(|(_, set)| set.state != SetState::Free)
-            .min_by_key(|(_, set)| set.sequence)
+            .min_by_key(|(_, set)| (set.confirmed, set.sequence))
             .map(|(set_slot, set)| (set_slot as u32, set.key))?;
         self.release(oldest.0, false);
         self.counters.sets_evicted += 1;
@@ -547,7 +776,15 @@ impl FecResolver {
         let set = &mut self.sets[set_slot as usize];
         let key = set.key;
         if remember {
-            self.done.insert(key, set.root, set.chained_root);
+            self.done.insert(
+                key,
+                Done {
+                    root: set.root,
+                    chained_root: set.chained_root,
+                    signature: signature_prefix(&set.signature),
+                    second_root: set.second_root,
+                },
+            );
         }
         set.state = SetState::Free;
         set.present = 0;
@@ -556,11 +793,31 @@ impl FecResolver {
     }
 }
 
-/// A FIFO-bounded record of completed sets, their roots and chained roots.
+/// Bytes of a set's signature kept for completed sets: a late shred with other bytes is another
+/// version (or junk), one with these is redundant (a forger matching them only gets discarded).
+const SIGNATURE_PREFIX_LEN: usize = 16;
+
+fn signature_prefix(signature: &[u8; SIGNATURE_LEN]) -> [u8; SIGNATURE_PREFIX_LEN] {
+    let mut prefix = [0; SIGNATURE_PREFIX_LEN];
+    prefix.copy_from_slice(&signature[..SIGNATURE_PREFIX_LEN]);
+    prefix
+}
+
+/// What is remembered of a completed set (~120 bytes).
+#[derive(Debug, Clone, Copy)]
+struct Done {
+    root: Hash,
+    chained_root: [u8; 32],
+    signature: [u8; SIGNATURE_PREFIX_LEN],
+    second_root: Option<Hash>,
+}
+
+/// A FIFO-bounded record of completed sets: roots, chained roots, signature prefixes and second
+/// versions seen.
 struct CompletedSets {
     ring: Vec<Option<SetKey>>,
     next: usize,
-    roots: SetKeyMap<(Hash, [u8; 32])>,
+    roots: SetKeyMap<Done>,
 }
 
 impl CompletedSets {
@@ -572,26 +829,32 @@ impl CompletedSets {
         }
     }
 
-    fn contains(&self, key: &SetKey) -> bool {
-        self.roots.contains_key(key)
+    fn get(&self, key: &SetKey) -> Option<&Done> {
+        self.roots.get(key)
     }
 
     fn root(&self, key: &SetKey) -> Option<Hash> {
-        self.roots.get(key).map(|&(root, _)| root)
+        self.roots.get(key).map(|done| done.root)
     }
 
     fn chained_root(&self, key: &SetKey) -> Option<[u8; 32]> {
-        self.roots.get(key).map(|&(_, chained)| chained)
+        self.roots.get(key).map(|done| done.chained_root)
     }
 
-    fn insert(&mut self, key: SetKey, root: Hash, chained_root: [u8; 32]) {
+    fn set_second_root(&mut self, key: &SetKey, root: Hash) {
+        if let Some(done) = self.roots.get_mut(key) {
+            done.second_root = Some(root);
+        }
+    }
+
+    fn insert(&mut self, key: SetKey, done: Done) {
         if self.roots.contains_key(&key) {
             return;
         }
         if let Some(old) = self.ring[self.next].replace(key) {
             self.roots.remove(&old);
         }
-        self.roots.insert(key, (root, chained_root));
+        self.roots.insert(key, done);
         self.next = (self.next + 1) % self.ring.len();
     }
 }
@@ -599,17 +862,23 @@ impl CompletedSets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framing;
     use crate::shred::{ParseOptions, parse_shred};
 
     const FULL_SLOT: &[u8] = include_bytes!("../tests/fixtures/shreds/slot-361200000.full.bin");
 
     /// The 64 shreds of the slot's first FEC set, data then coding (the file's order).
     fn first_set() -> Vec<&'static [u8]> {
-        framing::records(FULL_SLOT)
-            .take(64)
-            .map(|record| record.unwrap().payload)
-            .collect()
+        // The fixture's framing: a u16 LE length, then the shred (docs/decoder.md).
+        let mut records = Vec::new();
+        let mut rest = FULL_SLOT;
+        while records.len() < 64 {
+            let (len, tail) = rest.split_at(2);
+            let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
+            let (payload, tail) = tail.split_at(len);
+            records.push(payload);
+            rest = tail;
+        }
+        records
     }
 
     fn resolver_with_31_data_shreds() -> (FecResolver, u32) {

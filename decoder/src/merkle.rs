@@ -1,4 +1,4 @@
-//! The FEC set Merkle tree (spec §7): leaf and node hashing, the root implied by one shred's
+//! The FEC set Merkle tree (format §7): leaf and node hashing, the root implied by one shred's
 //! proof, and the whole 64-leaf tree with its proofs after recovery.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Rebuilding the missing data shreds of a FEC set that has 32 of its 64 shreds (spec §8,
+//! Rebuilding the missing data shreds of a FEC set that has 32 of its 64 shreds (format §8,
 //! "Recovery procedure"), in place in the set's buffers.
 //!
 //! 1. Reed-Solomon fills every missing data shard (`[64, 64 + L)`); coding shards are not rebuilt,

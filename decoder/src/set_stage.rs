@@ -12,16 +12,25 @@
 //! [`SlotStage`](crate::slot_stage::SlotStage) that owns the slot. [`ShredDecoder`] is the
 //! single-thread composition of the two.
 //!
-//! Slot window: the highest slot of any authenticated set anchors it. Shreds more than
-//! `slot_lookback` slots below are stale; shreds more than `max_slots_ahead` above are rejected,
-//! unless nothing was accepted for `window_reset_after_ns`, in which case the window re-anchors on
-//! the next shred (a feed that paused must not lock itself out). When the floor rises the stage
-//! releases its sets below it and says so with [`SetEvent::SlotFloor`].
+//! Nothing unverified moves state. A shred is first placed against the slot window (a pure check),
+//! then verified by the resolver; only a *confirmed* set (its leader's signature verified, or
+//! without a schedule enough of its shreds proving one root: `fec` module) hands on data shreds
+//! or moves the window. A shred that fails is counted and leaves no trace.
+//!
+//! Slot window: the highest slot of any confirmed set anchors it. Shreds more than
+//! `slot_lookback` slots below are stale and shreds more than `max_slots_ahead` above are
+//! rejected, both without verification, unless no set was confirmed inside the window for
+//! `window_reset_after_ns`: then such shreds are verified like any other, and the first set
+//! confirmed outside the window re-anchors it there ([`SetEvent::Reanchored`]), below as well as
+//! above. So a paused feed does not lock itself out, and a poisoned anchor (a forged set far
+//! ahead on a trusted feed) costs at most `window_reset_after_ns` of decoding after the forger
+//! stops. When the floor rises the stage releases its sets below it and says so with
+//! [`SetEvent::SlotFloor`].
 //!
 //! [`ShredDecoder`]: crate::decoder::ShredDecoder
 
 use crate::decoder::{DecoderConfig, Rejection, ShredOutcome};
-use crate::fec::{Completion, FecCounters, FecError, FecResolver, Inserted, SetKey};
+use crate::fec::{Completion, DuplicateSet, FecCounters, FecError, FecResolver, Inserted, SetKey};
 use crate::leader::LeaderSchedule;
 use crate::shred::{self, DATA_SHREDS_PER_FEC_SET, FLAG_DATA_COMPLETE, FLAG_LAST_SHRED_IN_SLOT};
 
@@ -64,11 +73,22 @@ pub enum SetEvent<'a> {
     DataShredReady(DataShredReady<'a>),
     /// The set was evicted before completing: its data shreds handed over so far are void.
     SetEvicted(SetKey),
-    /// A set of a slot above every slot seen so far was authenticated (the window's anchor
-    /// rose); comes before the set's data shreds, so a slot notification can precede them.
+    /// A set of a slot above every slot seen so far was confirmed (the window's anchor rose);
+    /// comes before the set's data shreds, so a slot notification can precede them.
     HighestSlot(u64),
     /// The slot window's floor rose: slots below it will not be seen again.
     SlotFloor(u64),
+    /// The window was re-anchored at a set confirmed outside it (after `window_reset_after_ns`
+    /// without a set confirmed inside): the highest slot is now `slot`, which may be lower than
+    /// `previous`; a `HighestSlot(slot)` follows. A consumer that keeps the highest slot it
+    /// notified resets it to `slot`.
+    Reanchored {
+        previous: Option<u64>,
+        slot: u64,
+    },
+    /// The leader signed a second version of a FEC set (duplicate block): only the first is
+    /// used, the second's shreds are refused (`duplicate_block`). Reported once per set.
+    Duplicate(DuplicateSet),
 }
 
 /// See the module documentation.
@@ -77,7 +97,16 @@ pub struct SetStage {
     leaders: LeaderSchedule,
     fec: FecResolver,
     highest_slot: Option<u64>,
-    last_accept_ns: u64,
+    /// Receive time of the last set confirmed inside the window.
+    last_confirm_ns: u64,
+}
+
+/// Where a shred's slot lies against the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Inside,
+    /// Outside, but the window is idle: verified like any shred, and its set may re-anchor.
+    Probation,
 }
 
 impl SetStage {
@@ -88,8 +117,19 @@ impl SetStage {
             leaders,
             fec: FecResolver::new(config.fec),
             highest_slot: None,
-            last_accept_ns: 0,
+            last_confirm_ns: 0,
         }
+    }
+
+    /// The leader schedule in use.
+    pub fn leaders(&self) -> &LeaderSchedule {
+        &self.leaders
+    }
+
+    /// Replaces the leader schedule (e.g. a new epoch fetched), between datagrams. Sets already
+    /// open keep the verification they were opened with; new sets use `leaders`.
+    pub fn set_leaders(&mut self, leaders: LeaderSchedule) {
+        self.leaders = leaders;
     }
 
     pub fn config(&self) -> &DecoderConfig {
@@ -113,6 +153,11 @@ impl SetStage {
     /// Anchors the slot window before any shred arrives (e.g. at the cluster's root).
     pub fn set_reference_slot(&mut self, slot: u64) {
         self.highest_slot = Some(slot);
+    }
+
+    /// The payload of a data shred held in the resolver's pool (e.g. by an unconfirmed set).
+    pub fn data_shred(&self, slot: u64, index: u32) -> Option<&[u8]> {
+        self.fec.data_shred(slot, index)
     }
 
     /// The signed Merkle root of a FEC set held or completed recently.
@@ -155,17 +200,22 @@ impl SetStage {
                 found: shred.shred_version(),
             });
         }
-        if let Err(reason) = self.check_window(slot, rx_ns) {
-            return reject(reason);
-        }
+        let place = match self.place(slot, rx_ns) {
+            Ok(place) => place,
+            Err(reason) => return reject(reason),
+        };
         let inserted = match self.fec.insert(&shred, &self.leaders, rx_ns) {
             Ok(inserted) => inserted,
             Err(FecError::SetAlreadyComplete) => return ShredOutcome::Redundant { slot, kind },
-            Err(error) => return reject(error.into()),
+            Err(error) => {
+                if let Some(duplicate) = self.fec.take_duplicate() {
+                    sink(SetEvent::Duplicate(duplicate));
+                }
+                return reject(error.into());
+            }
         };
-        self.last_accept_ns = rx_ns;
-        if inserted.new_set {
-            self.advance_window(slot, sink);
+        if inserted.confirmed_now {
+            self.confirmed(slot, place, rx_ns, sink);
         }
         self.after_insert(&inserted, &shred, rx_ns, sink);
         ShredOutcome::Stored {
@@ -176,24 +226,41 @@ impl SetStage {
         }
     }
 
-    fn check_window(&mut self, slot: u64, rx_ns: u64) -> Result<(), Rejection> {
+    /// Places `slot` against the window; changes nothing.
+    fn place(&self, slot: u64, rx_ns: u64) -> Result<Place, Rejection> {
         let Some(highest) = self.highest_slot else {
-            return Ok(());
+            return Ok(Place::Inside);
         };
         let floor = highest.saturating_sub(self.config.slot_lookback);
-        if slot < floor {
-            return Err(Rejection::StaleSlot { slot, floor });
-        }
         let limit = highest.saturating_add(self.config.max_slots_ahead);
-        if slot > limit {
-            let idle_ns = rx_ns.saturating_sub(self.last_accept_ns);
-            if idle_ns < self.config.window_reset_after_ns || rx_ns == 0 {
-                return Err(Rejection::SlotTooFarAhead { slot, limit });
-            }
-            // The feed paused long enough that the old anchor means nothing: start over.
-            self.highest_slot = None;
+        if (floor..=limit).contains(&slot) {
+            return Ok(Place::Inside);
         }
-        Ok(())
+        let idle_ns = rx_ns.saturating_sub(self.last_confirm_ns);
+        if rx_ns != 0 && idle_ns >= self.config.window_reset_after_ns {
+            return Ok(Place::Probation);
+        }
+        Err(match slot < floor {
+            true => Rejection::StaleSlot { slot, floor },
+            false => Rejection::SlotTooFarAhead { slot, limit },
+        })
+    }
+
+    /// A set of `slot` was just confirmed: it moves the window.
+    fn confirmed(
+        &mut self,
+        slot: u64,
+        place: Place,
+        rx_ns: u64,
+        sink: &mut impl FnMut(SetEvent<'_>),
+    ) {
+        self.last_confirm_ns = self.last_confirm_ns.max(rx_ns);
+        if place == Place::Probation {
+            // The window saw nothing confirmed for a while and this set is outside it: start over.
+            let previous = self.highest_slot.take();
+            sink(SetEvent::Reanchored { previous, slot });
+        }
+        self.advance_window(slot, sink);
     }
 
     fn advance_window(&mut self, slot: u64, sink: &mut impl FnMut(SetEvent<'_>)) {
@@ -227,7 +294,14 @@ impl SetStage {
             .fec
             .first_rx_ns(key.slot, key.fec_set_index)
             .unwrap_or(rx_ns);
-        if shred.is_data() {
+        let recovered_data = match inserted.completion {
+            Some(Completion::Complete { recovered_data }) => recovered_data,
+            _ => 0,
+        };
+        if inserted.confirmed_now {
+            // The shreds held while the set was unconfirmed (this one included) go now.
+            self.hand_over(key, !recovered_data, first_rx_ns, rx_ns, sink);
+        } else if inserted.confirmed && shred.is_data() {
             sink(SetEvent::DataShredReady(DataShredReady {
                 slot: key.slot,
                 index: shred.index(),
@@ -237,24 +311,31 @@ impl SetStage {
                 payload: shred.payload(),
             }));
         }
-        if let Some(Completion::Complete { recovered_data }) = inserted.completion {
-            for position in
-                (0..DATA_SHREDS_PER_FEC_SET as u32).filter(|p| recovered_data >> p & 1 == 1)
-            {
-                let index = key.fec_set_index + position;
-                if let Some(payload) = self.fec.data_shred(key.slot, index) {
-                    sink(SetEvent::DataShredReady(DataShredReady {
-                        slot: key.slot,
-                        index,
-                        flags: payload[85],
-                        first_rx_ns,
-                        rx_ns,
-                        payload,
-                    }));
-                }
-            }
+        if let Some(Completion::Complete { .. }) = inserted.completion {
+            self.hand_over(key, recovered_data, first_rx_ns, rx_ns, sink);
             // Every data shred of the set has been handed over: the slot side owns them now.
             self.fec.release_complete(&key);
+        }
+    }
+
+    /// Hands over the present data shreds of set `key` whose position bit is set in `positions`.
+    fn hand_over(
+        &self,
+        key: SetKey,
+        positions: u32,
+        first_rx_ns: u64,
+        rx_ns: u64,
+        sink: &mut impl FnMut(SetEvent<'_>),
+    ) {
+        for (index, payload) in self.fec.data_shreds(&key, positions) {
+            sink(SetEvent::DataShredReady(DataShredReady {
+                slot: key.slot,
+                index,
+                flags: payload[85],
+                first_rx_ns,
+                rx_ns,
+                payload,
+            }));
         }
     }
 }

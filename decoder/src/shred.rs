@@ -1,3 +1,6 @@
+//! Length: over 600 lines because ~560 lines of code (the header layout, a protocol table); the
+//! rest are its tests.
+//!
 //! Shred wire format: the variant byte, the header layout, and `parse_shred`, which checks every
 //! header field once and returns a [`ShredRef`] view whose accessors cannot fail.
 //!
@@ -10,7 +13,7 @@
 //!        retransmitter signature (64 B, resigned variants) as the last 64 bytes
 //! ```
 //!
-//! Normative reference: `shared/spec/shred-format.md` §§2–6 and §10 (cited as "spec §N" below),
+//! Format reference: docs/decoder.md, "Shred wire format" §§2–6 and §10 (cited as "format §N"),
 //! mirroring Agave's `ledger/src/shred/{wire,merkle,shred_data,shred_code}.rs` sanitize rules.
 //! Policy beyond Agave's parser, as Firedancer's FEC resolver and Agave's fetch filter with
 //! `enforce_fixed_fec_set` apply on mainnet: FEC sets are exactly 32 data + 32 coding shreds with
@@ -25,9 +28,9 @@ pub const SIGNATURE_LEN: usize = 64;
 pub const VARIANT_OFFSET: usize = SIGNATURE_LEN;
 /// Common header: signature 64 + variant 1 + slot 8 + index 4 + version 2 + fec_set_index 4.
 pub const COMMON_HEADER_LEN: usize = 83;
-/// Common header + parent_offset 2 + flags 1 + size 2 (spec §4).
+/// Common header + parent_offset 2 + flags 1 + size 2 (format §4).
 pub const DATA_HEADERS_LEN: usize = 88;
-/// Common header + num_data 2 + num_coding 2 + position 2 (spec §5).
+/// Common header + num_data 2 + num_coding 2 + position 2 (format §5).
 pub const CODE_HEADERS_LEN: usize = 89;
 /// Largest UDP payload Solana sends: 1280 (IPv6 minimum MTU) − 40 (IPv6) − 8 (UDP).
 pub const PACKET_DATA_SIZE: usize = 1232;
@@ -56,7 +59,7 @@ const _: () = assert!(CODE_SHRED_LEN == 1228);
 const _: () = assert!(1 << FEC_SET_PROOF_SIZE == SHREDS_PER_FEC_SET);
 const _: () = assert!((MAX_SHREDS_PER_SLOT as usize).is_multiple_of(DATA_SHREDS_PER_FEC_SET));
 
-/// Data flags (spec §4): bit 6 ends an entry batch; bits 6+7 end the slot.
+/// Data flags (format §4): bit 6 ends an entry batch; bits 6+7 end the slot.
 pub const FLAG_DATA_COMPLETE: u8 = 0x40;
 pub const FLAG_LAST_SHRED_IN_SLOT: u8 = 0xC0;
 const FLAG_REFERENCE_TICK_MASK: u8 = 0x3F;
@@ -68,7 +71,7 @@ pub enum ShredKind {
     Code,
 }
 
-/// The decoded variant byte (spec §3).
+/// The decoded variant byte (format §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ShredVariant {
     pub kind: ShredKind,
@@ -96,7 +99,7 @@ impl ShredVariant {
             + (self.resigned as usize) * SIGNATURE_LEN
     }
 
-    /// Erasure shard length: `1139 − 32c − 20p − 64r` (spec §6). Equal for data and coding
+    /// Erasure shard length: `1139 − 32c − 20p − 64r` (format §6). Equal for data and coding
     /// shreds of one set; `None` when the tail leaves no room.
     pub const fn shard_len(self) -> Option<usize> {
         (CODE_SHRED_LEN - CODE_HEADERS_LEN).checked_sub(self.tail_len())
@@ -206,7 +209,7 @@ impl ShredError {
     }
 }
 
-/// Decodes the variant byte (spec §3).
+/// Decodes the variant byte (format §3).
 pub fn parse_variant(byte: u8, options: ParseOptions) -> Result<ShredVariant, ShredError> {
     let proof_size = byte & 0x0F;
     let (kind, chained, resigned) = match byte {
@@ -262,7 +265,7 @@ pub struct ShredRef<'a> {
     kind_header: KindHeader,
 }
 
-/// Parses and checks one shred datagram (spec §10, items 1, 3 and 4).
+/// Parses and checks one shred datagram (format §10, items 1, 3 and 4).
 pub fn parse_shred(bytes: &[u8], options: ParseOptions) -> Result<ShredRef<'_>, ShredError> {
     if bytes.len() > PACKET_DATA_SIZE {
         return Err(ShredError::Oversized { len: bytes.len() });
@@ -442,7 +445,7 @@ impl<'a> ShredRef<'a> {
     }
 
     /// Leaf position in the FEC set's Merkle tree and erasure shard order: data shreds 0..32,
-    /// coding shreds 32..64 (spec §7).
+    /// coding shreds 32..64 (format §7).
     pub fn erasure_index(&self) -> usize {
         match self.kind_header {
             KindHeader::Data { .. } => (self.index - self.fec_set_index) as usize,
@@ -489,7 +492,7 @@ impl<'a> ShredRef<'a> {
     }
 
     /// The erasure shard: `[64, 88 + cap_data)` of a data shred, `[89, 89 + cap_code)` of a
-    /// coding shred (spec §8). Both have `variant().shard_len()` bytes.
+    /// coding shred (format §8). Both have `variant().shard_len()` bytes.
     pub fn erasure_shard(&self) -> &'a [u8] {
         let start = shard_offset(self.variant.kind);
         &self.payload[start..self.variant.body_end()]
@@ -509,7 +512,7 @@ impl<'a> ShredRef<'a> {
         &self.payload[start..start + usize::from(self.variant.proof_size) * MERKLE_PROOF_ENTRY_LEN]
     }
 
-    /// The bytes hashed into this shred's Merkle leaf: `[64, proof_offset)` (spec §7).
+    /// The bytes hashed into this shred's Merkle leaf: `[64, proof_offset)` (format §7).
     pub fn merkle_leaf_input(&self) -> &'a [u8] {
         &self.payload[SIGNATURE_LEN..self.variant.proof_offset()]
     }
@@ -568,7 +571,7 @@ mod tests {
 
     #[test]
     fn geometry_matches_the_spec_table() {
-        // spec §6, "Concrete layouts for the standard 32:32 set".
+        // format §6, "Concrete layouts for the standard 32:32 set".
         let data = variant(0x96);
         assert_eq!(data.data_capacity(), Some(963));
         assert_eq!(data.shard_len(), Some(987));

@@ -13,12 +13,18 @@
 //! when its set was evicted upstream, or when its slot falls below the window; when every group
 //! is in use the oldest is evicted (counted) and the deshredder forgets its shreds.
 
+mod ready;
+
+pub use ready::{BatchEnd, ReadyItem, ReadyMarker, ReadyTransaction};
+
 use std::collections::VecDeque;
 
 use crate::decoder::DecoderConfig;
 use crate::deshred::{BatchSpan, DeshredConfig, Deshredder};
-use crate::entry::{EntryBatch, EntryError, parse_entry_batch};
+use crate::entry::marker::MarkerCounts;
+use crate::entry::{EntryBatch, EntryError, parse_components};
 use crate::fec::{SetKey, SetKeyMap, set_key_map};
+use crate::incremental::IncrementalConfig;
 use crate::set_stage::{DataShredReady, SetEvent};
 use crate::shred::{
     DATA_HEADERS_LEN, DATA_SHRED_LEN, DATA_SHREDS_PER_FEC_SET, MAX_SHREDS_PER_SLOT,
@@ -35,6 +41,8 @@ pub struct SlotStageConfig {
     pub max_batch_bytes: usize,
     /// See [`DecoderConfig::max_pending_batches`].
     pub max_pending_batches: usize,
+    /// See [`DecoderConfig::incremental`].
+    pub incremental: IncrementalConfig,
 }
 
 impl From<&DecoderConfig> for SlotStageConfig {
@@ -44,6 +52,7 @@ impl From<&DecoderConfig> for SlotStageConfig {
             deshred: config.deshred,
             max_batch_bytes: config.max_batch_bytes,
             max_pending_batches: config.max_pending_batches,
+            incremental: config.incremental,
         }
     }
 }
@@ -68,9 +77,28 @@ pub struct BatchCounters {
     pub batches_dropped_queue_full: u64,
     /// Store groups evicted because every group was in use.
     pub store_sets_evicted: u64,
+    /// Data shreds refused because they contradict the slot's last shred already seen (another
+    /// `LAST_SHRED_IN_SLOT` index, or an index beyond it): a second version of the slot's end
+    /// (duplicate block); the first version is used.
+    pub duplicate_last_shreds: u64,
+    /// Block markers in emitted batches, by kind (docs/decoder.md, format §9a); not errors.
+    pub markers: MarkerCounts,
+    /// Incremental mode: batches that turned out malformed after some of their transactions
+    /// were handed out (also counted in `batches_invalid`).
+    pub batches_malformed_after_transactions: u64,
+    /// Incremental mode: a shred for an index already held, with different bytes; refused.
+    pub conflicting_shreds_refused: u64,
+    /// Incremental mode: batches served whole because every stream was in use.
+    pub streams_unavailable: u64,
+    /// Incremental mode: streams closed because their shreds were evicted or their slot released.
+    pub streams_evicted: u64,
+    /// Incremental mode: shreds of a slot whose every batch was already handed out; refused (a
+    /// late copy of a batch's first shred would otherwise start the batch again).
+    pub shreds_after_slot_done: u64,
 }
 
-/// A complete, strictly parsed entry batch.
+/// A complete, strictly parsed data-complete range: usually one entry batch, possibly several
+/// block components (entry batches and block markers, read through `entries`).
 #[derive(Debug)]
 pub struct Batch<'a> {
     pub span: BatchSpan,
@@ -98,6 +126,8 @@ pub struct SlotStage {
     pending: VecDeque<PendingBatch>,
     batch_bytes: Vec<u8>,
     counters: BatchCounters,
+    /// Incremental mode only (empty otherwise); see [`ready`].
+    streams: ready::Streams,
 }
 
 impl SlotStage {
@@ -118,6 +148,7 @@ impl SlotStage {
             pending: VecDeque::with_capacity(config.max_pending_batches),
             batch_bytes: Vec::with_capacity(config.max_batch_bytes),
             counters: BatchCounters::default(),
+            streams: ready::Streams::new(&config.incremental, config.deshred.max_slots_in_flight),
         }
     }
 
@@ -149,19 +180,28 @@ impl SlotStage {
             SetEvent::DataShredReady(shred) => self.insert(shred),
             SetEvent::SetEvicted(key) => self.forget_set(*key),
             SetEvent::SlotFloor(floor) => self.release_slots_below(*floor),
-            SetEvent::HighestSlot(_) => {}
+            SetEvent::HighestSlot(_) | SetEvent::Reanchored { .. } | SetEvent::Duplicate(_) => {}
         }
     }
 
-    /// Stores a data shred and queues the batches it completed.
+    /// Stores a data shred and queues the batches it completed (in incremental mode: opens or
+    /// wakes the stream that parses its batch).
     pub fn insert(&mut self, shred: &DataShredReady<'_>) {
         debug_assert!(shred.index < MAX_SHREDS_PER_SLOT);
         if shred.index >= MAX_SHREDS_PER_SLOT || shred.payload.len() > DATA_SHRED_LEN {
             return;
         }
+        if self.contradicts_last_shred(shred) {
+            self.counters.duplicate_last_shreds += 1;
+            return;
+        }
+        if self.config.incremental.enabled && self.refuse_known(shred) {
+            return;
+        }
         if let Some(evicted) = self.store.put(shred) {
             self.counters.store_sets_evicted += 1;
             self.forget_in_deshredder(evicted);
+            self.close_streams_of_set(evicted);
         }
         let spans = self.deshred.insert(
             shred.slot,
@@ -169,8 +209,11 @@ impl SlotStage {
             shred.data_complete(),
             shred.last_in_slot(),
         );
+        if self.config.incremental.enabled {
+            self.advance_streams(shred);
+        }
         for span in spans.into_iter().flatten() {
-            if self.pending.iter().any(|pending| pending.span == span) {
+            if self.pending.iter().any(|pending| pending.span == span) || self.claimed(&span) {
                 continue;
             }
             if self.pending.len() == self.config.max_pending_batches {
@@ -185,49 +228,56 @@ impl SlotStage {
         }
     }
 
+    /// The slot's end is known and `shred` lies beyond it, or ends the slot elsewhere.
+    fn contradicts_last_shred(&mut self, shred: &DataShredReady<'_>) -> bool {
+        self.deshred
+            .last_index(shred.slot)
+            .is_some_and(|last| shred.index > last || shred.last_in_slot() && shred.index != last)
+    }
+
     /// Forgets the data shreds of a set evicted upstream.
     pub fn forget_set(&mut self, key: SetKey) {
         self.store.release(&key);
         self.forget_in_deshredder(key);
+        self.close_streams_of_set(key);
     }
 
     /// Drops every slot below `slot_floor`.
     pub fn release_slots_below(&mut self, slot_floor: u64) {
         self.store.release_slots_below(slot_floor);
         self.deshred.release_slots_below(slot_floor);
+        self.close_streams_below(slot_floor);
     }
 
     /// Takes the next complete batch, assembled and strictly parsed. Batches that fail are
-    /// counted and skipped.
+    /// counted and skipped. Batch mode only: with incremental deshredding enabled it returns
+    /// `None` (use [`SlotStage::next_ready`]).
     pub fn next_batch(&mut self) -> Option<Batch<'_>> {
-        let (pending, first_rx_ns, entry_count, transaction_count) = loop {
+        if self.config.incremental.enabled {
+            return None;
+        }
+        let (pending, first_rx_ns, summary) = loop {
             let pending = self.pending.pop_front()?;
             let Some(first_rx_ns) = self.assemble(&pending) else {
                 continue;
             };
             // Only owned counts leave this match, so the batch buffer is free again for the next
             // iteration; the view is rebuilt from them below without a second walk.
-            match parse_entry_batch(&self.batch_bytes) {
-                Ok(entries) => {
-                    break (
-                        pending,
-                        first_rx_ns,
-                        entries.entry_count(),
-                        entries.transaction_count(),
-                    );
-                }
+            match parse_components(&self.batch_bytes) {
+                Ok(entries) => break (pending, first_rx_ns, entries.summary()),
                 Err(error) => self.note_parse_failure(&pending.span, &error),
             }
         };
         self.consume(&pending.span);
         self.counters.batches_emitted += 1;
+        self.counters.markers.merge(&summary.markers);
         let bytes = self.batch_bytes.as_slice();
         Some(Batch {
             span: pending.span,
             first_rx_ns,
             completed_rx_ns: pending.completed_rx_ns,
             bytes,
-            entries: EntryBatch::from_validated(bytes, entry_count, transaction_count),
+            entries: EntryBatch::from_validated(bytes, summary),
         })
     }
 
@@ -271,7 +321,9 @@ impl SlotStage {
     }
 
     fn consume(&mut self, span: &BatchSpan) {
-        self.deshred.mark_emitted(span);
+        if self.deshred.mark_emitted(span) && self.config.incremental.enabled {
+            self.streams.note_slot_done(span.slot);
+        }
         for index in span.start_index..=span.end_index {
             self.store.mark_consumed(span.slot, index);
         }
@@ -287,6 +339,7 @@ struct Group {
     consumed: u32,
     lengths: [u16; DATA_SHREDS_PER_FEC_SET],
     first_rx_ns: [u64; DATA_SHREDS_PER_FEC_SET],
+    rx_ns: [u64; DATA_SHREDS_PER_FEC_SET],
     payloads: Box<[[u8; DATA_SHRED_LEN]; DATA_SHREDS_PER_FEC_SET]>,
 }
 
@@ -322,6 +375,7 @@ impl ShredStore {
                 consumed: 0,
                 lengths: [0; DATA_SHREDS_PER_FEC_SET],
                 first_rx_ns: [0; DATA_SHREDS_PER_FEC_SET],
+                rx_ns: [0; DATA_SHREDS_PER_FEC_SET],
                 payloads: Box::new([[0; DATA_SHRED_LEN]; DATA_SHREDS_PER_FEC_SET]),
             })
             .collect();
@@ -348,6 +402,21 @@ impl ShredStore {
         Some((
             &group.payloads[position][..length],
             group.first_rx_ns[position],
+        ))
+    }
+
+    /// A held payload with its set's earliest receive time and its own receive time.
+    fn get_arrival(&self, slot: u64, index: u32) -> Option<(&[u8], u64, u64)> {
+        let (key, position) = key_of(slot, index);
+        let group = &self.groups[*self.index.get(&key)? as usize];
+        if group.present >> position & 1 == 0 {
+            return None;
+        }
+        let length = usize::from(group.lengths[position]);
+        Some((
+            &group.payloads[position][..length],
+            group.first_rx_ns[position],
+            group.rx_ns[position],
         ))
     }
 
@@ -379,6 +448,7 @@ impl ShredStore {
         group.payloads[position][..shred.payload.len()].copy_from_slice(shred.payload);
         group.lengths[position] = shred.payload.len() as u16;
         group.first_rx_ns[position] = shred.first_rx_ns;
+        group.rx_ns[position] = shred.rx_ns;
         group.present |= 1 << position;
         evicted
     }

@@ -1,6 +1,7 @@
 //! Zero-copy parse of one Solana transaction in wire format into a sanitized [`TransactionView`].
 //!
-//! The wire format is the bincode serialization of `VersionedTransaction` (shred-format.md §9):
+//! The wire format is the bincode serialization of `VersionedTransaction` (docs/decoder.md,
+//! format §9):
 //!
 //! ```text
 //! Transaction := short_vec<[u8;64] signature>, Message

@@ -167,9 +167,10 @@ fn public_aggregator_vectors_conformance() {
     assert_eq!(checked, 3);
 }
 
-/// The real circular route of `json/delta.route.5DJFLgNi.txupdate.json` (spec §2 describes it):
-/// `RaydiumClmm` 100 % slot 0 → 1, then `GoonFi` 100 % slot 1 → 0; in 291290000, quoted out
-/// 291300727, slippage 0, platform fee 0. Neither leg wraps a supported program.
+/// The real circular route of `json/delta.route.5DJFLgNi.txupdate.json` (docs/dex-mapping.md,
+/// routes §2, describes it): `RaydiumClmm` 100 % slot 0 → 1, then `GoonFi` 100 % slot 1 → 0; in
+/// 291290000, quoted out 291300727, slippage 0, platform fee 0. Neither leg wraps a supported
+/// program.
 #[test]
 fn mainnet_route_conformance() {
     let update: Value = serde_json::from_slice(&read_fixture(
@@ -214,7 +215,7 @@ fn mainnet_route_conformance() {
 }
 
 /// The real shared-accounts route of `json/delta.shared_accounts_route.inner.dP4Tfbyp...`, whose
-/// single leg is `AlphaQ` (spec §4).
+/// single leg is `AlphaQ` (docs/dex-mapping.md, routes §4).
 #[test]
 fn mainnet_shared_accounts_route_conformance() {
     let tree: Value = serde_json::from_slice(&read_fixture(

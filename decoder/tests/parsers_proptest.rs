@@ -11,10 +11,10 @@
 
 use std::sync::OnceLock;
 
+use capture::framing::{self, Framing};
 use decoder::decoder::ShredOutcome;
 use decoder::deshred::DeshredConfig;
 use decoder::fec::FecConfig;
-use decoder::framing::{self, Framing};
 use decoder::shred::{
     DATA_HEADERS_LEN, FEC_SET_PROOF_SIZE, KindHeader, MERKLE_PROOF_ENTRY_LEN, ParseOptions,
     ShredRef, parse_shred, peek_slot_and_fec_set,
@@ -118,7 +118,7 @@ fn check_parse(bytes: &[u8]) {
 }
 
 /// Every header field of an accepted shred equals the wire bytes, and each view has the length
-/// and position the layout gives it (spec §§2–6).
+/// and position the layout gives it (format §§2–6).
 fn check_header_round_trip(bytes: &[u8], shred: &ShredRef<'_>) {
     let le = |start: usize, end: usize| {
         bytes[start..end]
@@ -235,6 +235,7 @@ impl DecoderRun {
                 max_sets_in_flight: if bit(2) { 2 } else { 8 },
                 completed_sets_remembered: 4,
                 authenticate: !bit(4),
+                ..FecConfig::default()
             },
             deshred: DeshredConfig {
                 max_slots_in_flight: 2,
@@ -244,6 +245,7 @@ impl DecoderRun {
             window_reset_after_ns: 1_000_000,
             max_batch_bytes: 64 << 10,
             max_pending_batches: 2,
+            incremental: Default::default(),
         };
         let decoder = ShredDecoder::new(config, LeaderSchedule::Unchecked);
         Self {

@@ -8,12 +8,12 @@
 
 mod common;
 
+use capture::framing;
 use common::{DecodedBatch, DecodedEntry, Run, b58, decode_capture, drain, note, read_fixture};
 use decoder::shard::{set_shard, slot_shard};
 use decoder::shred::peek_slot_and_fec_set;
 use decoder::{
     DecoderConfig, LeaderSchedule, SetEvent, SetStage, ShredDecoder, SlotStage, SlotStageConfig,
-    framing,
 };
 use serde_json::Value;
 
@@ -114,7 +114,10 @@ fn decode_sharded(
             let owner = match event {
                 SetEvent::DataShredReady(ready) => slot_shard(ready.slot, shards),
                 SetEvent::SetEvicted(key) => slot_shard(key.slot, shards),
-                SetEvent::SlotFloor(_) | SetEvent::HighestSlot(_) => shard,
+                SetEvent::SlotFloor(_)
+                | SetEvent::HighestSlot(_)
+                | SetEvent::Reanchored { .. }
+                | SetEvent::Duplicate(_) => shard,
             };
             slots[owner].apply(&event);
         });

@@ -1,5 +1,5 @@
 //! Aggregator-routed transactions (DELTA): the route instruction, its signed route plan, and the
-//! legs of that plan that wrap a supported program (`shared/spec/aggregator-routes.md`).
+//! legs of that plan that wrap a supported program (docs/dex-mapping.md, "Aggregator routes").
 //!
 //! ```text
 //! TransactionView ─ route_calls(registry) ─► RouteCall { index, accounts, raw_data,
@@ -43,7 +43,7 @@ pub fn swap_variant(index: u8) -> Option<&'static SwapVariant> {
 }
 
 /// The supported program a `Swap` variant wraps, and the logical instruction of that program the
-/// leg performs on a route of this mode (`dex-instructions.md` §10; exact-out routes take the
+/// leg performs on a route of this mode (docs/dex-mapping.md, dex §10; exact-out routes take the
 /// exact-out form where the program has one).
 pub fn wrapped_program(variant_index: u8, mode: RouteMode) -> Option<(DexProgram, &'static str)> {
     let exact_out = mode == RouteMode::ExactOut;

@@ -1,4 +1,4 @@
-//! The aggregator's ten route instructions (`shared/spec/aggregator-routes.md` §1–2, §5): their
+//! The aggregator's ten route instructions (docs/dex-mapping.md, routes §1–2, §5): their
 //! arguments read in IDL order, the route plan walked step by step with each `Swap` payload's exact
 //! length, and the amounts classified as exact or quoted by the route's mode.
 //!
@@ -308,7 +308,7 @@ impl<'a> RouteData<'a> {
         self.instruction.mode()
     }
 
-    /// The route-level `(input, output)` amounts of a single-step route (spec §5): exact-in
+    /// The route-level `(input, output)` amounts of a single-step route (routes §5): exact-in
     /// routes give the exact input and the quoted output, exact-out routes the quoted input and
     /// the exact output, token-ledger routes only the quoted output.
     pub fn single_hop_amounts(&self) -> (Option<u64>, Option<u64>) {

@@ -1,4 +1,4 @@
-//! ALPHA_FUN (launchpad bonding curve) and ALPHA_AMM (its AMM): `dex-instructions.md` §§3–4.
+//! ALPHA_FUN (launchpad bonding curve) and ALPHA_AMM (its AMM): docs/dex-mapping.md, dex §§3–4.
 //! Both append `OptionBool` / `OptionU64` arguments over time; nothing after the last carried
 //! argument is read.
 

@@ -1,6 +1,6 @@
 //! The decoded arguments of each logical instruction: one variant per `decoded` oneof member of
-//! the interface specification (§2.8–2.9), with the same field names. Strings and byte strings
-//! borrow from the instruction data.
+//! proto/stream.proto (the per-program messages), with the same field names. Strings and byte
+//! strings borrow from the instruction data.
 
 /// Decoded arguments; see `docs/dex-mapping.md` for the source of every field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,5 @@
-//! BETA_CPMM (constant-product AMM) and BETA_LAUNCH_LAB (launchpad): `dex-instructions.md` §§5–6.
+//! BETA_CPMM (constant-product AMM) and BETA_LAUNCH_LAB (launchpad): docs/dex-mapping.md, dex
+//! §§5–6.
 
 use super::args::{DecodedArgs, DecodedCall};
 use super::reader::{Arguments, DexError, discriminator, split_discriminator};
@@ -6,7 +7,7 @@ use super::reader::{Arguments, DexError, discriminator, split_discriminator};
 const CPMM_SWAP_BASE_INPUT: u64 = discriminator("8fbe5adac41e33de");
 const CPMM_SWAP_BASE_OUTPUT: u64 = discriminator("37d96256a34ab4ad");
 const CPMM_INITIALIZE: u64 = discriminator("afaf6d1f0d989bed");
-/// Newer program versions; not in the stored IDL (spec §5).
+/// Newer program versions; not in the stored IDL (dex §5).
 const CPMM_INITIALIZE_WITH_PERMISSION: u64 = discriminator("3f37fe4131b25979");
 
 const LAB_INITIALIZE: u64 = discriminator("afaf6d1f0d989bed");

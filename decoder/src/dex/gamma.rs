@@ -1,4 +1,5 @@
-//! GAMMA_DBC (dynamic bonding curve) and GAMMA_DAMM_V2 (dynamic AMM): `dex-instructions.md` §§7–8.
+//! GAMMA_DBC (dynamic bonding curve) and GAMMA_DAMM_V2 (dynamic AMM): docs/dex-mapping.md, dex
+//! §§7–8.
 
 use super::args::{DecodedArgs, DecodedCall};
 use super::reader::{Arguments, DexError, discriminator, split_discriminator};

@@ -1,6 +1,6 @@
 //! Borsh arguments of an Anchor instruction, read through the bounds-checked cursor: each read
 //! names the argument, so a failure says which argument was short or malformed
-//! (`shared/spec/dex-instructions.md` §2, rule 2, for the encoding).
+//! (docs/dex-mapping.md, dex §2, rule 2, for the encoding).
 
 use thiserror::Error;
 

@@ -1,10 +1,11 @@
-//! Which program id is which supported program: the mainnet ids of `shared/spec/dex-instructions.md`
+//! Which program id is which supported program: the mainnet ids of docs/dex-mapping.md
 //! §1 by default, each overridable by configuration (a fork, a devnet deployment, a test cluster).
 
 use thiserror::Error;
 
-/// The supported programs, numbered as the `DexProgram` enum of the interface specification
-/// (§2.1). The aggregator is not a DEX program: its legs map to `DELTA_*` values.
+/// The supported programs, numbered as the `DexProgram` enum of proto/stream.proto
+/// (docs/dex-mapping.md, dex §1). The aggregator is not a DEX program: its legs map to `DELTA_*`
+/// values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DexProgram {
     AlphaFun = 1,
@@ -67,7 +68,7 @@ impl DexProgram {
         }
     }
 
-    /// The mainnet program id (spec §1).
+    /// The mainnet program id (dex §1).
     pub const fn mainnet_id(self) -> &'static str {
         match self {
             Self::AlphaFun => "6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P",
@@ -85,7 +86,7 @@ impl DexProgram {
     }
 }
 
-/// The aggregator's mainnet program id (spec §1, DELTA).
+/// The aggregator's mainnet program id (dex §1, DELTA).
 pub const DELTA_MAINNET_ID: &str = "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4";
 
 /// A program id that cannot be used.

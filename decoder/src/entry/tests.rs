@@ -276,3 +276,162 @@ proptest! {
         }
     }
 }
+
+// Block components (docs/decoder.md, format §9a): batches and markers back to back in one range.
+
+/// A marker component: zero entry count, version 1, variant, length, data.
+fn encode_marker(variant: u8, data: &[u8]) -> Vec<u8> {
+    let mut out = 0u64.to_le_bytes().to_vec();
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.push(variant);
+    out.extend_from_slice(&(data.len() as u16).to_le_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+fn earlier_footer(time: u64, agent: &[u8]) -> Vec<u8> {
+    let mut data = vec![1u8];
+    data.extend_from_slice(&time.to_le_bytes());
+    data.push(agent.len() as u8);
+    data.extend_from_slice(agent);
+    data
+}
+
+fn parent_data(slot: u64) -> Vec<u8> {
+    let mut data = vec![1u8];
+    data.extend_from_slice(&slot.to_le_bytes());
+    data.extend_from_slice(&[5; 32]);
+    data
+}
+
+#[test]
+fn batch_then_footer_parses_both() {
+    let entries = sample_entries();
+    let mut wire = encode_batch(&entries);
+    wire.extend_from_slice(&encode_marker(0, &earlier_footer(42, b"agent")));
+    // The earlier format sees trailing bytes; the component parse reads the footer.
+    assert!(matches!(
+        parse_entry_batch(&wire),
+        Err(EntryError::TrailingBytes { .. })
+    ));
+    let batch = parse_components(&wire).unwrap();
+    assert_batch_matches(&batch, &entries);
+    assert_eq!(batch.marker_counts().block_footer, 1);
+    let markers: Vec<_> = batch.markers().collect();
+    let [marker::BlockMarker::Footer(footer)] = markers[..] else {
+        panic!("{markers:?}")
+    };
+    assert_eq!(
+        (footer.producer_time_ns, footer.user_agent),
+        (42, &b"agent"[..])
+    );
+}
+
+#[test]
+fn header_batch_update_parent_batch_reads_in_order() {
+    let first = sample_entries();
+    let second = vec![EntrySpec {
+        num_hashes: 4,
+        hash: [3; 32],
+        transactions: vec![v0_spec(), legacy_spec()],
+    }];
+    let mut wire = encode_marker(1, &parent_data(10));
+    wire.extend_from_slice(&encode_batch(&first));
+    wire.extend_from_slice(&encode_marker(2, &parent_data(8)));
+    wire.extend_from_slice(&encode_marker(200, &[1, 2, 3]));
+    wire.extend_from_slice(&encode_batch(&second));
+    let batch = parse_components(&wire).unwrap();
+    let all: Vec<EntrySpec> = first.iter().chain(&second).cloned().collect();
+    assert_batch_matches(&batch, &all);
+    let counts = batch.marker_counts();
+    assert_eq!(
+        (
+            counts.block_header,
+            counts.update_parent,
+            counts.unknown,
+            counts.total()
+        ),
+        (1, 1, 1, 3)
+    );
+    let kinds: Vec<&str> = batch.markers().map(|m| m.kind().label()).collect();
+    assert_eq!(kinds, ["block_header", "update_parent", "unknown"]);
+    let Some(marker::BlockMarker::UpdateParent(update)) = batch.markers().nth(1) else {
+        panic!()
+    };
+    assert_eq!(update.parent_slot, 8);
+}
+
+#[test]
+fn marker_only_ranges_and_a_final_empty_count_parse() {
+    let wire = encode_marker(0, &earlier_footer(1, b""));
+    let batch = parse_components(&wire).unwrap();
+    assert_eq!((batch.entry_count(), batch.transaction_count()), (0, 0));
+    assert_eq!(batch.entries().count() + batch.transactions().count(), 0);
+    let mut wire = encode_batch(&sample_entries());
+    wire.extend_from_slice(&0u64.to_le_bytes());
+    let batch = parse_components(&wire).unwrap();
+    assert_eq!(
+        (batch.transaction_count(), batch.marker_counts().total()),
+        (3, 0)
+    );
+    assert!(parse_components(&0u64.to_le_bytes()).is_ok());
+}
+
+#[test]
+fn bad_markers_fail_the_range_with_their_label() {
+    let mut wire = encode_batch(&sample_entries());
+    let mut bad = encode_marker(0, &earlier_footer(1, b"a"));
+    bad[8] = 2;
+    wire.extend_from_slice(&bad);
+    let error = parse_components(&wire).unwrap_err();
+    assert_eq!(error.label(), "marker_version_unsupported");
+    let mut wire = encode_batch(&sample_entries());
+    let marker = encode_marker(1, &parent_data(3));
+    for cut in 9..marker.len() {
+        let mut truncated = wire.clone();
+        truncated.extend_from_slice(&marker[..cut]);
+        let error = parse_components(&truncated).unwrap_err();
+        assert_eq!(error.label(), "marker_truncated", "cut {cut}");
+    }
+    wire.extend_from_slice(&[1, 0, 0]);
+    assert_eq!(
+        parse_components(&wire).unwrap_err().label(),
+        "batch_header_truncated"
+    );
+}
+
+fn component() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        vec(entry_spec(), 1..3).prop_map(|entries| encode_batch(&entries)),
+        (any::<u64>(), vec(any::<u8>(), 0..40))
+            .prop_map(|(time, agent)| encode_marker(0, &earlier_footer(time, &agent))),
+        any::<u64>().prop_map(|slot| encode_marker(1, &parent_data(slot))),
+        any::<u64>().prop_map(|slot| encode_marker(2, &parent_data(slot))),
+        (4u8.., vec(any::<u8>(), 0..64)).prop_map(|(variant, data)| encode_marker(variant, &data)),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn component_sequences_parse_and_rewalk(components in vec(component(), 1..6)) {
+        let wire = components.concat();
+        let batch = parse_components(&wire);
+        prop_assert!(batch.is_ok(), "{:?}", batch.err());
+        if let Ok(batch) = batch {
+            let markers = components.iter().filter(|c| c[..8] == [0; 8]).count() as u64;
+            prop_assert_eq!(batch.marker_counts().total(), markers);
+            prop_assert_eq!(batch.markers().count() as u64, markers);
+            prop_assert_eq!(batch.entries().count() as u64, batch.entry_count());
+            prop_assert_eq!(batch.transactions().count() as u64, batch.transaction_count());
+        }
+    }
+
+    #[test]
+    fn arbitrary_component_bytes_never_panic(bytes in vec(any::<u8>(), 0..4096)) {
+        if let Ok(batch) = parse_components(&bytes) {
+            prop_assert_eq!(batch.entries().count() as u64, batch.entry_count());
+            prop_assert_eq!(batch.transactions().count() as u64, batch.transaction_count());
+            prop_assert_eq!(batch.markers().count() as u64, batch.marker_counts().total());
+        }
+    }
+}
