@@ -10,18 +10,18 @@
 //! Latency histograms cover each stage between the `ServerTiming` stamps of published updates,
 //! with fixed buckets from 10 µs to 100 ms.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use decoder::decoder::BatchCounters;
+use ::stream::service::{DisconnectReason, Feed, StreamMetrics};
+use decoder::decoder::{BatchCounters, Rejection};
 use decoder::dex::{DexError, DexProgram};
 use decoder::fec::FecCounters;
-use server::stream_service::{DisconnectReason, Feed, StreamMetrics};
 
+use crate::grpc::incoming::{ConnectionCounters, Refusal};
 use crate::receive::SourceMetrics;
-use server::updates::DecodeStats;
+use ::stream::encode::DecodeStats;
+use front::exposition::{Kind, family, sample, single};
 use stream_proto::stream::ServerTiming;
 
 /// Upper bounds of the latency buckets, in microseconds.
@@ -55,26 +55,33 @@ impl Histogram {
     }
 
     fn render(&self, out: &mut String, name: &str, stage: &str) {
+        let bucket = format!("{name}_bucket");
         let mut cumulative = 0;
         for (bound, count) in BUCKETS_US.iter().zip(&self.counts) {
             cumulative += count;
-            let seconds = *bound as f64 / 1e6;
-            let _ = writeln!(
+            let seconds = (*bound as f64 / 1e6).to_string();
+            sample(
                 out,
-                "{name}_bucket{{stage=\"{stage}\",le=\"{seconds}\"}} {cumulative}"
+                &bucket,
+                &[("stage", stage), ("le", &seconds)],
+                cumulative,
             );
         }
         cumulative += self.counts[BUCKETS_US.len()];
-        let _ = writeln!(
+        sample(
             out,
-            "{name}_bucket{{stage=\"{stage}\",le=\"+Inf\"}} {cumulative}"
+            &bucket,
+            &[("stage", stage), ("le", "+Inf")],
+            cumulative,
         );
-        let _ = writeln!(
+        let sum = self.sum_us as f64 / 1e6;
+        sample(out, &format!("{name}_sum"), &[("stage", stage)], sum);
+        sample(
             out,
-            "{name}_sum{{stage=\"{stage}\"}} {}",
-            self.sum_us as f64 / 1e6
+            &format!("{name}_count"),
+            &[("stage", stage)],
+            cumulative,
         );
-        let _ = writeln!(out, "{name}_count{{stage=\"{stage}\"}} {cumulative}");
     }
 }
 
@@ -87,14 +94,15 @@ pub const STAGES: [&str; 5] = [
     "first_read_to_publish",
 ];
 
-/// Everything the decode worker counts.
+/// Everything a worker of the pool counts.
 #[derive(Debug, Clone, Default)]
 pub struct WorkerCounters {
     pub datagrams: u64,
     pub bytes: u64,
     pub stored: u64,
     pub redundant: u64,
-    pub rejected: BTreeMap<&'static str, u64>,
+    /// Rejected shreds, by [`Rejection::index`].
+    pub rejected: [u64; Rejection::COUNT],
     pub fec: FecCounters,
     pub batches: BatchCounters,
     pub sets_in_flight: usize,
@@ -103,6 +111,10 @@ pub struct WorkerCounters {
     pub transactions: u64,
     pub updates_published: u64,
     pub slot_notifications: u64,
+    /// Footer notifications published (a slot's block footer, SIMD-0307).
+    pub footer_notifications: u64,
+    /// Incremental mode: transactions published from batches that later turned out malformed.
+    pub transactions_before_malformed_end: u64,
     /// Data shreds (and evictions) other workers forwarded to this worker's slot stage.
     pub forwarded_in: u64,
     /// Times the worker parked (its rings empty after the announcement).
@@ -122,8 +134,8 @@ impl WorkerCounters {
         self.bytes += other.bytes;
         self.stored += other.stored;
         self.redundant += other.redundant;
-        for (reason, count) in &other.rejected {
-            *self.rejected.entry(reason).or_default() += count;
+        for (count, more) in self.rejected.iter_mut().zip(&other.rejected) {
+            *count += more;
         }
         let (fec, add) = (&mut self.fec, &other.fec);
         fec.sets_completed += add.sets_completed;
@@ -141,6 +153,14 @@ impl WorkerCounters {
         batches.batches_too_large += add.batches_too_large;
         batches.batches_dropped_queue_full += add.batches_dropped_queue_full;
         batches.store_sets_evicted += add.store_sets_evicted;
+        batches.markers.merge(&add.markers);
+        batches.batches_malformed_after_transactions += add.batches_malformed_after_transactions;
+        batches.conflicting_shreds_refused += add.conflicting_shreds_refused;
+        batches.streams_unavailable += add.streams_unavailable;
+        batches.streams_evicted += add.streams_evicted;
+        batches.shreds_after_slot_done += add.shreds_after_slot_done;
+        self.footer_notifications += other.footer_notifications;
+        self.transactions_before_malformed_end += other.transactions_before_malformed_end;
         self.sets_in_flight += other.sets_in_flight;
         self.pending_batches += other.pending_batches;
         self.entries += other.entries;
@@ -200,12 +220,15 @@ pub fn record_timing(stage_latency: &mut [Histogram; STAGES.len()], timing: &Ser
     stage_latency[4].record_ns(stamps[4].saturating_sub(stamps[0]));
 }
 
-/// A worker's inbound rings, summed per kind: `(occupancy, capacity, full drops)`.
+/// A worker's inbound rings of one kind, summed: `(occupancy, capacity, full drops)`.
+pub type RingState = (usize, usize, u64);
+
+/// A worker's inbound rings, summed per kind.
 pub trait RingGauge: Send + Sync {
     /// The rings from the receive threads.
-    fn receive(&self) -> (usize, usize, u64);
+    fn receive(&self) -> RingState;
     /// The rings from the other workers.
-    fn forward(&self) -> (usize, usize, u64);
+    fn forward(&self) -> RingState;
 }
 
 /// The shared view `/metrics` renders.
@@ -217,6 +240,10 @@ pub struct Metrics {
     ring_capacity: usize,
     /// Per-source receive counters (`crate::receive::metrics`).
     sources: Vec<Arc<SourceMetrics>>,
+    /// The gRPC accept loop's counters (`crate::grpc::incoming`).
+    pub connections: Arc<ConnectionCounters>,
+    /// The soft descriptor limit in force (`crate::fd_limit`); 0 = unknown.
+    pub fd_limit: std::sync::atomic::AtomicU64,
 }
 
 impl Metrics {
@@ -238,6 +265,8 @@ impl Metrics {
             feed,
             ring_capacity,
             sources,
+            connections: Arc::default(),
+            fd_limit: Default::default(),
         }
     }
 
@@ -267,195 +296,107 @@ impl Metrics {
             worker.merge(snapshot);
         }
         let mut out = String::with_capacity(8 * 1024);
-        let plain = |value: u64| vec![(String::new(), value)];
         crate::receive::metrics::render(&self.sources, &mut out);
-        let mut counter = |name: &str, help: &str, samples: &[(String, u64)]| {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-            for (labels, value) in samples {
-                let _ = writeln!(out, "{name}{labels} {value}");
-            }
-        };
-        counter(
-            "appliance_shreds_stored_total",
-            "Shreds authenticated and stored.",
-            &plain(worker.stored),
-        );
-        counter(
-            "appliance_shreds_redundant_total",
-            "Shreds of already complete FEC sets.",
-            &plain(worker.redundant),
-        );
-        let rejected: Vec<(String, u64)> = worker
-            .rejected
-            .iter()
-            .map(|(reason, n)| (format!("{{reason=\"{reason}\"}}"), *n))
-            .collect();
-        counter(
-            "appliance_shreds_rejected_total",
-            "Shreds dropped, by reason.",
-            &rejected,
-        );
-        let fec = worker.fec;
-        let sets = vec![
-            ("{outcome=\"completed\"}".into(), fec.sets_completed),
-            ("{outcome=\"recovered\"}".into(), fec.sets_recovered),
-            ("{outcome=\"failed\"}".into(), fec.sets_failed),
-            ("{outcome=\"evicted\"}".into(), fec.sets_evicted),
-        ];
-        counter("appliance_fec_sets_total", "FEC sets by outcome.", &sets);
-        counter(
-            "appliance_data_shreds_recovered_total",
-            "Data shreds rebuilt by Reed-Solomon.",
-            &plain(fec.data_shreds_recovered),
-        );
-        let links = vec![
-            ("{result=\"verified\"}".into(), fec.chain_links_verified),
-            ("{result=\"broken\"}".into(), fec.chain_links_broken),
-        ];
-        counter(
-            "appliance_chain_links_total",
-            "Chained Merkle root links checked.",
-            &links,
-        );
-        let batches = worker.batches;
-        let batch_samples = vec![
-            ("{outcome=\"emitted\"}".into(), batches.batches_emitted),
-            ("{outcome=\"invalid\"}".into(), batches.batches_invalid),
-            (
-                "{outcome=\"uncertain_rejected\"}".into(),
-                batches.batches_uncertain_rejected,
-            ),
-            (
-                "{outcome=\"incomplete\"}".into(),
-                batches.batches_incomplete,
-            ),
-            ("{outcome=\"too_large\"}".into(), batches.batches_too_large),
-            (
-                "{outcome=\"dropped_queue_full\"}".into(),
-                batches.batches_dropped_queue_full,
-            ),
-        ];
-        counter(
-            "appliance_entry_batches_total",
-            "Entry batches by outcome.",
-            &batch_samples,
-        );
-        counter(
-            "appliance_entries_total",
-            "Entries deshredded.",
-            &plain(worker.entries),
-        );
-        counter(
-            "appliance_transactions_total",
-            "Transactions deshredded.",
-            &plain(worker.transactions),
-        );
-        counter(
-            "appliance_updates_published_total",
-            "Updates published to subscribers.",
-            &plain(worker.updates_published),
-        );
-        counter(
-            "appliance_slot_notifications_total",
-            "Slot notifications published.",
-            &plain(worker.slot_notifications),
-        );
-        let mut decoded = Vec::new();
-        let mut failures = Vec::new();
-        for program in DexProgram::ALL {
-            let slot = program.proto_number() as usize - 1;
-            decoded.push((
-                format!("{{program=\"{}\"}}", program.name()),
-                worker.decode.instructions_decoded[slot],
-            ));
-            for (index, label) in DexError::LABELS.iter().enumerate() {
-                let count = worker.decode.instruction_failures[slot][index];
-                if count > 0 {
-                    failures.push((
-                        format!("{{program=\"{}\",reason=\"{label}\"}}", program.name()),
-                        count,
-                    ));
-                }
-            }
-        }
-        counter(
-            "appliance_dex_instructions_decoded_total",
-            "Supported-program instructions decoded.",
-            &decoded,
-        );
-        counter(
-            "appliance_dex_instruction_failures_total",
-            "Supported-program instructions skipped or malformed.",
-            &failures,
-        );
-        counter(
-            "appliance_routes_decoded_total",
-            "Aggregator routes wrapping a supported program.",
-            &plain(worker.decode.routes_decoded),
-        );
-        let legs = vec![
-            (
-                "{location=\"located\"}".into(),
-                worker.decode.legs_by_location[0],
-            ),
-            (
-                "{location=\"named_accounts_missing\"}".into(),
-                worker.decode.legs_by_location[1],
-            ),
-            (
-                "{location=\"program_id_not_found\"}".into(),
-                worker.decode.legs_by_location[2],
-            ),
-        ];
-        counter(
-            "appliance_route_legs_total",
-            "Route legs by how their accounts were found.",
-            &legs,
-        );
+        render_shreds(&worker, &mut out);
+        render_batches(&worker, &mut out);
+        render_decode(&worker.decode, &mut out);
+        self.render_stream(&mut out);
+        self.render_gauges(&worker, &mut out);
+        self.render_workers(&snapshots, &mut out);
+        render_latency(&worker.stage_latency, &mut out);
+        out
+    }
+
+    /// The stream's session counters.
+    fn render_stream(&self, out: &mut String) {
         let stream = &self.stream;
-        counter(
-            "appliance_stream_sessions_total",
-            "gRPC stream sessions started.",
-            &plain(stream.sessions_started.load(Ordering::Relaxed)),
-        );
-        counter(
-            "appliance_stream_updates_sent_total",
-            "Updates sent to subscribers.",
-            &plain(stream.updates_sent.load(Ordering::Relaxed)),
-        );
-        counter(
-            "appliance_stream_updates_dropped_total",
-            "Updates a lagging subscriber missed.",
-            &plain(stream.updates_dropped_lag.load(Ordering::Relaxed)),
-        );
-        counter(
-            "appliance_stream_sessions_refused_total",
-            "gRPC stream calls refused because grpc.max_subscribers streams were open.",
-            &plain(stream.sessions_refused.load(Ordering::Relaxed)),
-        );
+        let load = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
         let hub = self.feed.hub();
-        counter(
-            "appliance_stream_filter_changes_total",
-            "Session filter changes (starts, replacements, ends) the fan-out index absorbed.",
-            &plain(hub.stats().changes.load(Ordering::Relaxed)),
-        );
-        counter(
-            "appliance_stream_index_rebuilds_total",
-            "Rebuilds of the cross-subscriber filter index.",
-            &plain(hub.stats().rebuilds.load(Ordering::Relaxed)),
-        );
-        let disconnects: Vec<(String, u64)> = DisconnectReason::ALL
+        for (name, help, value) in [
+            (
+                "appliance_stream_sessions_total",
+                "gRPC stream sessions started.",
+                load(&stream.sessions_started),
+            ),
+            (
+                "appliance_stream_updates_sent_total",
+                "Updates sent to subscribers.",
+                load(&stream.updates_sent),
+            ),
+            (
+                "appliance_stream_updates_dropped_total",
+                "Updates a lagging subscriber missed.",
+                load(&stream.updates_dropped_lag),
+            ),
+            (
+                "appliance_stream_sessions_refused_total",
+                "gRPC stream calls refused because grpc.max_subscribers streams were open.",
+                load(&stream.sessions_refused),
+            ),
+            (
+                "appliance_stream_filter_changes_total",
+                "Session filter changes (starts, replacements, ends) the fan-out index absorbed.",
+                load(&hub.stats().changes),
+            ),
+            (
+                "appliance_stream_index_rebuilds_total",
+                "Rebuilds of the cross-subscriber filter index.",
+                load(&hub.stats().rebuilds),
+            ),
+        ] {
+            counter(out, name, help, value);
+        }
+        let disconnects = DisconnectReason::ALL
             .iter()
-            .map(|reason| {
-                let count = stream.disconnects[*reason as usize].load(Ordering::Relaxed);
-                (format!("{{reason=\"{}\"}}", reason.label()), count)
-            })
-            .collect();
-        counter(
+            .map(|reason| (reason.label(), load(&stream.disconnects[*reason as usize])));
+        by_label(
+            out,
             "appliance_stream_disconnects_total",
             "Stream sessions ended, by reason.",
-            &disconnects,
+            "reason",
+            disconnects,
         );
+        self.render_connections(out);
+    }
+
+    /// The gRPC accept loop: open connections, refusals by reason, accept errors.
+    fn render_connections(&self, out: &mut String) {
+        let connections = &self.connections;
+        single(
+            out,
+            "appliance_grpc_connections_open",
+            Kind::Gauge,
+            Some("TCP connections the gRPC listener holds open."),
+            connections.open.load(Ordering::Relaxed),
+        );
+        let refused = Refusal::ALL.iter().map(|refusal| {
+            let count = connections.refused[*refusal as usize].load(Ordering::Relaxed);
+            (refusal.label(), count)
+        });
+        by_label(
+            out,
+            "appliance_grpc_connections_refused_total",
+            "gRPC connections closed at accept: per-IP cap, or no first bytes in time.",
+            "reason",
+            refused,
+        );
+        counter(
+            out,
+            "appliance_grpc_accept_errors_total",
+            "Accept errors of the gRPC listener (e.g. EMFILE), retried with back-off.",
+            connections.accept_errors.load(Ordering::Relaxed),
+        );
+        single(
+            out,
+            "appliance_fd_limit",
+            Kind::Gauge,
+            Some("The process's soft descriptor limit, raised to the hard one at start."),
+            self.fd_limit.load(Ordering::Relaxed),
+        );
+    }
+
+    /// The gauges of the stream, the broadcast ring and the decoder's backlog.
+    fn render_gauges(&self, worker: &WorkerCounters, out: &mut String) {
         let gauges = [
             (
                 "appliance_stream_subscribers",
@@ -465,7 +406,7 @@ impl Metrics {
             (
                 "appliance_stream_open_streams",
                 "Open SubscribeDecoded calls, started or not (bounded by grpc.max_subscribers).",
-                stream.open_streams.load(Ordering::Relaxed),
+                self.stream.open_streams.load(Ordering::Relaxed),
             ),
             (
                 "appliance_stream_indexed_sessions",
@@ -494,122 +435,345 @@ impl Metrics {
             ),
         ];
         for (name, help, value) in gauges {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
-            );
+            single(out, name, Kind::Gauge, Some(help), value);
         }
-        self.render_workers(&snapshots, &mut out);
-        let name = "appliance_stage_latency_seconds";
-        let _ = writeln!(
-            out,
-            "# HELP {name} Latency between ServerTiming stamps of published updates."
-        );
-        let _ = writeln!(out, "# TYPE {name} histogram");
-        for (stage, histogram) in STAGES.iter().zip(&worker.stage_latency) {
-            histogram.render(&mut out, name, stage);
-        }
-        out
     }
 
     /// The per-worker series: work done and the state of each worker's inbound rings.
     fn render_workers(&self, snapshots: &[WorkerCounters], out: &mut String) {
-        let mut family = |name: &str, kind: &str, help: &str, samples: Vec<(String, u64)>| {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for (labels, value) in samples {
-                let _ = writeln!(out, "{name}{{{labels}}} {value}");
+        let workers: Vec<String> = (0..snapshots.len()).map(|i| i.to_string()).collect();
+        let per_worker = |out: &mut String, name, help, value: fn(&WorkerCounters) -> u64| {
+            family(out, name, Kind::Counter, Some(help));
+            for (worker, counters) in workers.iter().zip(snapshots) {
+                sample(out, name, &[("worker", worker)], value(counters));
             }
         };
-        let per_worker = |value: &dyn Fn(&WorkerCounters) -> u64| -> Vec<(String, u64)> {
-            snapshots
-                .iter()
-                .enumerate()
-                .map(|(index, counters)| (format!("worker=\"{index}\""), value(counters)))
-                .collect()
-        };
-        family(
+        per_worker(
+            out,
             "appliance_worker_datagrams_total",
-            "counter",
             "Datagrams a worker's set stage processed.",
-            per_worker(&|c| c.datagrams),
+            |c| c.datagrams,
         );
-        family(
+        per_worker(
+            out,
             "appliance_worker_forwarded_total",
-            "counter",
             "Data shreds other workers forwarded to a worker's slot stage.",
-            per_worker(&|c| c.forwarded_in),
+            |c| c.forwarded_in,
         );
-        family(
+        per_worker(
+            out,
             "appliance_worker_parks_total",
-            "counter",
             "Times an idle worker parked (its rings empty after it announced the park).",
-            per_worker(&|c| c.parks),
+            |c| c.parks,
         );
-        family(
+        per_worker(
+            out,
             "appliance_worker_park_timeouts_total",
-            "counter",
             "Parks that ended without an unpark (the safety-net timeout, or spurious).",
-            per_worker(&|c| c.park_timeouts),
+            |c| c.park_timeouts,
         );
-        family(
+        per_worker(
+            out,
             "appliance_worker_unparks_total",
-            "counter",
             "Unparks the receive threads and other workers issued for a parked worker.",
-            per_worker(&|c| c.unparks),
+            |c| c.unparks,
         );
-        family(
+        per_worker(
+            out,
             "appliance_worker_entry_batches_total",
-            "counter",
             "Entry batches a worker emitted.",
-            per_worker(&|c| c.batches.batches_emitted),
+            |c| c.batches.batches_emitted,
         );
-        let mut sets = Vec::new();
-        for (index, counters) in snapshots.iter().enumerate() {
+        let name = "appliance_worker_fec_sets_total";
+        family(
+            out,
+            name,
+            Kind::Counter,
+            Some("FEC sets by worker and outcome."),
+        );
+        for (worker, counters) in workers.iter().zip(snapshots) {
             for (outcome, value) in [
                 ("completed", counters.fec.sets_completed),
                 ("recovered", counters.fec.sets_recovered),
                 ("failed", counters.fec.sets_failed),
             ] {
-                sets.push((format!("worker=\"{index}\",outcome=\"{outcome}\""), value));
+                sample(
+                    out,
+                    name,
+                    &[("worker", worker), ("outcome", outcome)],
+                    value,
+                );
             }
         }
-        family(
-            "appliance_worker_fec_sets_total",
-            "counter",
-            "FEC sets by worker and outcome.",
-            sets,
-        );
-        let mut occupancy = Vec::new();
-        let mut capacity = Vec::new();
-        let mut drops = Vec::new();
-        for (index, rings) in self.rings.iter().enumerate() {
-            for (ring, reason, (used, size, dropped)) in [
-                ("receive", "ring_full", rings.receive()),
-                ("forward", "forward_full", rings.forward()),
-            ] {
-                let labels = format!("worker=\"{index}\",ring=\"{ring}\"");
-                occupancy.push((labels.clone(), used as u64));
-                capacity.push((labels, size as u64));
-                drops.push((format!("worker=\"{index}\",reason=\"{reason}\""), dropped));
-            }
+        self.render_rings(out);
+    }
+
+    /// Occupancy, size and full drops of each worker's inbound rings.
+    fn render_rings(&self, out: &mut String) {
+        // (worker, ring, drop reason, state) of every inbound ring, read once.
+        let mut rings: Vec<(String, &str, &str, RingState)> = Vec::new();
+        for (index, gauge) in self.rings.iter().enumerate() {
+            rings.push((index.to_string(), "receive", "ring_full", gauge.receive()));
+            rings.push((
+                index.to_string(),
+                "forward",
+                "forward_full",
+                gauge.forward(),
+            ));
         }
-        family(
+        let mut gauge = |name: &str, help: &str, value: fn(&RingState) -> usize| {
+            family(out, name, Kind::Gauge, Some(help));
+            for (worker, ring, _, state) in &rings {
+                sample(
+                    out,
+                    name,
+                    &[("worker", worker), ("ring", ring)],
+                    value(state),
+                );
+            }
+        };
+        gauge(
             "appliance_ring_occupancy",
-            "gauge",
             "Items waiting in a worker's inbound rings (receive: datagrams; forward: data shreds).",
-            occupancy,
+            |state| state.0,
         );
-        family(
+        gauge(
             "appliance_ring_capacity",
-            "gauge",
             "Slots of a worker's inbound rings.",
-            capacity,
+            |state| state.1,
         );
-        family(
-            "appliance_ring_drops_total",
-            "counter",
-            "Items dropped because a worker's ring was full, by reason.",
-            drops,
-        );
+        let name = "appliance_ring_drops_total";
+        let help = "Items dropped because a worker's ring was full, by reason.";
+        family(out, name, Kind::Counter, Some(help));
+        for (worker, _, reason, state) in &rings {
+            sample(
+                out,
+                name,
+                &[("worker", worker), ("reason", reason)],
+                state.2,
+            );
+        }
+    }
+}
+
+/// A counter family of one unlabelled sample.
+fn counter(out: &mut String, name: &str, help: &str, value: u64) {
+    single(out, name, Kind::Counter, Some(help), value);
+}
+
+/// A counter family with one label: a sample per `(label value, count)`.
+fn by_label<'a>(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    label: &str,
+    samples: impl IntoIterator<Item = (&'a str, u64)>,
+) {
+    family(out, name, Kind::Counter, Some(help));
+    for (value, count) in samples {
+        sample(out, name, &[(label, value)], count);
+    }
+}
+
+/// Shreds by outcome (rejections by reason, only reasons seen), FEC sets and chain links.
+fn render_shreds(worker: &WorkerCounters, out: &mut String) {
+    counter(
+        out,
+        "appliance_shreds_stored_total",
+        "Shreds authenticated and stored.",
+        worker.stored,
+    );
+    counter(
+        out,
+        "appliance_shreds_redundant_total",
+        "Shreds of already complete FEC sets.",
+        worker.redundant,
+    );
+    let rejected = Rejection::LABELS
+        .into_iter()
+        .zip(worker.rejected)
+        .filter(|(_, count)| *count > 0);
+    by_label(
+        out,
+        "appliance_shreds_rejected_total",
+        "Shreds dropped, by reason.",
+        "reason",
+        rejected,
+    );
+    let fec = &worker.fec;
+    let sets = [
+        ("completed", fec.sets_completed),
+        ("recovered", fec.sets_recovered),
+        ("failed", fec.sets_failed),
+        ("evicted", fec.sets_evicted),
+    ];
+    by_label(
+        out,
+        "appliance_fec_sets_total",
+        "FEC sets by outcome.",
+        "outcome",
+        sets,
+    );
+    counter(
+        out,
+        "appliance_data_shreds_recovered_total",
+        "Data shreds rebuilt by Reed-Solomon.",
+        fec.data_shreds_recovered,
+    );
+    let links = [
+        ("verified", fec.chain_links_verified),
+        ("broken", fec.chain_links_broken),
+    ];
+    by_label(
+        out,
+        "appliance_chain_links_total",
+        "Chained Merkle root links checked.",
+        "result",
+        links,
+    );
+}
+
+/// Entry batches by outcome, entries, transactions and what was published.
+fn render_batches(worker: &WorkerCounters, out: &mut String) {
+    let batches = &worker.batches;
+    let outcomes = [
+        ("emitted", batches.batches_emitted),
+        ("invalid", batches.batches_invalid),
+        ("uncertain_rejected", batches.batches_uncertain_rejected),
+        ("incomplete", batches.batches_incomplete),
+        ("too_large", batches.batches_too_large),
+        ("dropped_queue_full", batches.batches_dropped_queue_full),
+    ];
+    by_label(
+        out,
+        "appliance_entry_batches_total",
+        "Entry batches by outcome.",
+        "outcome",
+        outcomes,
+    );
+    for (name, help, value) in [
+        (
+            "appliance_entries_total",
+            "Entries deshredded.",
+            worker.entries,
+        ),
+        (
+            "appliance_transactions_total",
+            "Transactions deshredded.",
+            worker.transactions,
+        ),
+        (
+            "appliance_updates_published_total",
+            "Updates published to subscribers.",
+            worker.updates_published,
+        ),
+        (
+            "appliance_slot_notifications_total",
+            "Slot notifications published.",
+            worker.slot_notifications,
+        ),
+    ] {
+        counter(out, name, help, value);
+    }
+    render_markers(worker, out);
+}
+
+/// Block markers by kind, footer notifications and the incremental deshredder's events.
+fn render_markers(worker: &WorkerCounters, out: &mut String) {
+    let batches = &worker.batches;
+    by_label(
+        out,
+        "appliance_block_markers_total",
+        "Block markers in the entry stream, by kind (not errors).",
+        "kind",
+        batches.markers.by_label(),
+    );
+    let events = [
+        (
+            "malformed_after_transactions",
+            batches.batches_malformed_after_transactions,
+        ),
+        (
+            "conflicting_shred_refused",
+            batches.conflicting_shreds_refused,
+        ),
+        ("stream_unavailable", batches.streams_unavailable),
+        ("stream_evicted", batches.streams_evicted),
+        ("shred_after_slot_done", batches.shreds_after_slot_done),
+    ];
+    by_label(
+        out,
+        "appliance_incremental_events_total",
+        "Incremental deshredding events: batches malformed after some of their transactions were \
+         published, conflicting shreds refused, batches served whole for want of a stream, streams \
+         evicted, shreds of a slot already handed out.",
+        "event",
+        events,
+    );
+    for (name, help, value) in [
+        (
+            "appliance_footer_notifications_total",
+            "Footer notifications published (a slot's block footer).",
+            worker.footer_notifications,
+        ),
+        (
+            "appliance_transactions_before_malformed_batch_total",
+            "Transactions published from entry batches that later turned out malformed (they stand).",
+            worker.transactions_before_malformed_end,
+        ),
+    ] {
+        counter(out, name, help, value);
+    }
+}
+
+/// Supported-program instructions (decoded, and failures by reason: only reasons seen) and
+/// aggregator routes.
+fn render_decode(decode: &DecodeStats, out: &mut String) {
+    let name = "appliance_dex_instructions_decoded_total";
+    let help = "Supported-program instructions decoded.";
+    family(out, name, Kind::Counter, Some(help));
+    for program in DexProgram::ALL {
+        let count = decode.instructions_decoded[program.proto_number() as usize - 1];
+        sample(out, name, &[("program", program.name())], count);
+    }
+    let name = "appliance_dex_instruction_failures_total";
+    let help = "Supported-program instructions skipped or malformed.";
+    family(out, name, Kind::Counter, Some(help));
+    for program in DexProgram::ALL {
+        let failures = &decode.instruction_failures[program.proto_number() as usize - 1];
+        for (reason, count) in DexError::LABELS.iter().zip(failures) {
+            if *count > 0 {
+                let labels = [("program", program.name()), ("reason", *reason)];
+                sample(out, name, &labels, count);
+            }
+        }
+    }
+    counter(
+        out,
+        "appliance_routes_decoded_total",
+        "Aggregator routes wrapping a supported program.",
+        decode.routes_decoded,
+    );
+    let legs = [
+        ("located", decode.legs_by_location[0]),
+        ("named_accounts_missing", decode.legs_by_location[1]),
+        ("program_id_not_found", decode.legs_by_location[2]),
+    ];
+    by_label(
+        out,
+        "appliance_route_legs_total",
+        "Route legs by how their accounts were found.",
+        "location",
+        legs,
+    );
+}
+
+/// The stage latency histograms.
+fn render_latency(stage_latency: &[Histogram; STAGES.len()], out: &mut String) {
+    let name = "appliance_stage_latency_seconds";
+    let help = "Latency between ServerTiming stamps of published updates.";
+    family(out, name, Kind::Histogram, Some(help));
+    for (stage, histogram) in STAGES.iter().zip(stage_latency) {
+        histogram.render(out, name, stage);
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use server::auth::TokenSet;
+use front::auth::TokenSet;
 use tonic::transport::{Identity, ServerTlsConfig};
 
 use crate::config::Config;

@@ -52,6 +52,32 @@ fn indexes_a_piece_and_keeps_finished_indexes() {
     assert!(dir.path().join("epoch-0-1-slot-ranges.raw").is_file());
     let second = run();
     assert!(second.contains("built []"), "{second}");
+    // The rerun says what the indexes hold, not `epoch ? blocks 0`.
+    assert!(
+        second.contains(&format!("root {ROOT} epoch 0 blocks 10 transactions 34")),
+        "{second}"
+    );
+    assert!(second.contains("indexes complete"), "{second}");
+
+    // The per-slot tables are sized to the piece's ten blocks, not to the 432,000-slot epoch:
+    // slot-to-blockhash holds only the held span; the published formats keep their logical size
+    // (format §3.4, §3.8) but take disk only for the span (sparse files).
+    use std::os::unix::fs::MetadataExt;
+    let file = |kind: &str| std::fs::metadata(dir.path().join(kind)).unwrap();
+    let hashes = file(&format!("epoch-0-1-{ROOT}-mainnet-slot-to-blockhash.index"));
+    assert!(
+        hashes.len() < 4096,
+        "slot-to-blockhash of {} bytes",
+        hashes.len()
+    );
+    let ranges = file("epoch-0-1-slot-ranges.raw");
+    assert_eq!(ranges.len(), 432_000 * 12);
+    let times = file(&format!("epoch-0-1-{ROOT}-mainnet-slot-to-blocktime.index"));
+    assert_eq!(times.len(), 1_728_046);
+    for (name, meta) in [("slot-ranges", &ranges), ("slot-to-blocktime", &times)] {
+        let on_disk = meta.blocks() * 512;
+        assert!(on_disk <= 64 << 10, "{name} takes {on_disk} bytes of disk");
+    }
 
     // A missing file is an error with the path in the message.
     let out = Command::new(env!("CARGO_BIN_EXE_appliance"))

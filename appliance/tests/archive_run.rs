@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use archive::car::CarStream;
 use archive::node::{BlockNode, EntryNode, TransactionNode};
 use archive::{Cid, txwire};
-use process::Appliance;
 use process::servers::{file_server, standin_upstream};
+use process::{Appliance, free_tcp_address};
 use serde_json::{Value, json};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../archive/tests/fixtures");
@@ -80,14 +80,6 @@ fn blocks_of(car: &Path) -> Vec<Expected> {
         .collect()
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Copies the named epoch-0 pieces into `dir` under the given names and indexes them with the
 /// real binary.
 fn indexed(dir: &Path, pieces: &[(&str, &str)]) -> Vec<PathBuf> {
@@ -113,15 +105,17 @@ fn indexed(dir: &Path, pieces: &[(&str, &str)]) -> Vec<PathBuf> {
 
 /// Starts `appliance run` with `args` and waits for its HTTP address.
 fn start(args: &[String]) -> (Appliance, SocketAddr) {
-    let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let http = free_tcp_address();
     let db = tempfile::tempdir().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--udp", "127.0.0.1:0", "--grpc"])
-        .arg(format!("127.0.0.1:{}", free_port()))
+        .arg(free_tcp_address().to_string())
         .arg("--http")
         .arg(http.to_string())
         .arg("--insights-db")
         .arg(db.path().join("insights.redb"))
+        .arg("--data-dir")
+        .arg(db.path())
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
@@ -255,7 +249,10 @@ fn check_served(http: SocketAddr, blocks: &[Expected]) {
         "getSignaturesForAddress",
         json!([address, {"limit": 1000}]),
     );
-    let all = all["result"].as_array().unwrap().clone();
+    let all = all["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("getSignaturesForAddress: {all}"))
+        .clone();
     assert_eq!(all.len(), expected.len());
     let mut got: Vec<&str> = all
         .iter()
@@ -276,7 +273,10 @@ fn check_served(http: SocketAddr, blocks: &[Expected]) {
             options["before"] = json!(b);
         }
         let (_, page) = rpc(http, "getSignaturesForAddress", json!([address, options]));
-        let page = page["result"].as_array().unwrap().clone();
+        let page = page["result"]
+            .as_array()
+            .unwrap_or_else(|| panic!("a page of getSignaturesForAddress: {page}"))
+            .clone();
         if page.is_empty() {
             break;
         }
@@ -394,7 +394,7 @@ fn url_and_directory_together_first_source_wins_duplicates() {
 /// Writes a generated epoch `epoch` (whole-epoch layout) under `dir` with its indexes; returns its
 /// blocks and the names of its files.
 fn synth_epoch(dir: &Path, epoch: u64, seed: u64) -> Vec<Expected> {
-    use archive::synth::{Synth, SynthOptions};
+    use testkit::synth::{Synth, SynthOptions};
     let mut synth = Synth::new(SynthOptions {
         first_slot: epoch * 432_000,
         slots: 12,
@@ -574,7 +574,7 @@ fn https_upstream_through_an_extra_ca() {
 /// Writes the blocks of a generated run across the boundary of epochs `epoch - 1` and `epoch`
 /// as two whole-epoch CARs under `dir/<N>/` with every index; returns the writer's inputs.
 fn synth_across(dir: &Path, epoch: u64, seed: u64) -> Vec<archive::writer::BlockInput> {
-    use archive::synth::{Synth, SynthOptions};
+    use testkit::synth::{Synth, SynthOptions};
     let boundary = epoch * 432_000;
     let blocks: Vec<_> = Synth::new(SynthOptions {
         first_slot: boundary - 12,
@@ -807,4 +807,94 @@ fn serves_a_host_that_publishes_only_the_public_files() {
     let (_, got) = rpc(mixed, "getSignaturesForAddress", params);
     assert_eq!(got["result"], json!(newer), "{got}");
     assert_eq!(asked(&seen), 2);
+}
+
+#[test]
+fn damaged_archive_data_is_an_internal_error_and_a_damaged_epoch_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = synth_epoch(dir.path(), 1, 1);
+    synth_epoch(dir.path(), 2, 2);
+    // Epoch 2: its sig-exists index cut short (fails its checks at open).
+    let car2 = dir.path().join("epoch-2.car");
+    let root = archive::car::parse_header(&std::fs::read(&car2).unwrap())
+        .unwrap()
+        .root;
+    let index = archive::index::IndexPaths::for_car(&car2, &root).sig_exists;
+    let bytes = std::fs::read(&index).unwrap();
+    std::fs::write(&index, &bytes[..bytes.len() / 3]).unwrap();
+    // Epoch 1: one byte of a transaction's message flipped inside its node.
+    let damaged = first.iter().find(|b| !b.txs.is_empty()).unwrap();
+    let healthy = first
+        .iter()
+        .find(|b| b.slot != damaged.slot && !b.txs.is_empty())
+        .unwrap();
+    let signature = damaged.txs[0].0.clone();
+    let car1 = dir.path().join("epoch-1.car");
+    let mut bytes = std::fs::read(&car1).unwrap();
+    let raw = bs58::decode(&signature).into_vec().unwrap();
+    let at = bytes.windows(64).position(|w| w == raw.as_slice()).unwrap() + 64 + 10;
+    bytes[at] ^= 0x01;
+    std::fs::write(&car1, &bytes).unwrap();
+
+    // The appliance starts and serves what is sound.
+    let (_app, http) = start(&["--archive".into(), dir.path().display().to_string()]);
+    let block = |slot: u64| json!([slot, {"transactionDetails": "signatures", "rewards": false}]);
+    let (_, answer) = rpc(
+        http,
+        "getTransaction",
+        json!([signature, {"encoding": "base64"}]),
+    );
+    assert_eq!(answer["error"]["code"], -32019, "{answer}");
+    let (_, answer) = rpc(http, "getBlock", block(damaged.slot));
+    assert_eq!(answer["error"]["code"], -32019, "{answer}");
+    let (_, answer) = rpc(http, "getBlock", block(healthy.slot));
+    assert_eq!(answer["result"]["blockhash"], healthy.blockhash, "{answer}");
+    // Epoch 2 was skipped: not held here (no upstream to ask).
+    let (_, answer) = rpc(http, "getBlock", block(2 * 432_000));
+    assert_eq!(answer["error"]["code"], -32004, "{answer}");
+    let text = metrics(http);
+    assert!(text.contains("archive_epochs_served 1"), "{text}");
+    assert!(
+        text.contains("archive_catalog_failures_total{reason="),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_stalled_request_body_is_cut_at_the_body_deadline() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    synth_epoch(dir.path(), 1, 1);
+    let config = dir.path().join("appliance.toml");
+    std::fs::write(&config, "[http]\nbody_timeout_secs = 1\n").unwrap();
+    let (_app, http) = start(&[
+        "--archive".into(),
+        dir.path().display().to_string(),
+        "--config".into(),
+        config.display().to_string(),
+    ]);
+    // Headers announce a megabyte; ten bytes come, then nothing.
+    let mut stalled = std::net::TcpStream::connect(http).unwrap();
+    stalled
+        .write_all(
+            b"POST / HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+              Content-Length: 1000000\r\n\r\n{\"jsonrpc\"",
+        )
+        .unwrap();
+    let sent = Instant::now();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = stalled.read_to_end(&mut answer);
+    let waited = sent.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 4"), "{answer}");
+    // The server still answers others.
+    let (_, version) = rpc(http, "getVersion", json!([]));
+    assert!(version["result"].is_object() || version["error"].is_object());
 }

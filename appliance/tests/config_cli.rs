@@ -130,3 +130,118 @@ fn bad_configurations_fail_with_the_field_named() {
         Some(2)
     );
 }
+
+#[test]
+fn check_config_hides_the_credentials_of_configured_urls() {
+    let output = check(&[
+        "--upstream",
+        "https://user:pa55word@rpc.example.com/?api-key=s3cr3tkey",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let printed = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        !printed.contains("s3cr3tkey") && !printed.contains("pa55word"),
+        "{printed}"
+    );
+    let printed: toml::Value = toml::from_str(&printed).unwrap();
+    assert_eq!(
+        printed["archive"]["upstream"].as_str(),
+        Some("https://***@rpc.example.com/?api-key=***")
+    );
+    // The new bounds are printed with their defaults.
+    assert_eq!(
+        printed["grpc"]["max_subscribers_per_ip"].as_integer(),
+        Some(100)
+    );
+    assert_eq!(
+        printed["grpc"]["shutdown_timeout_secs"].as_integer(),
+        Some(10)
+    );
+}
+
+/// The `appliance: ...` line a failed command printed last on standard error.
+fn error_line(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .rfind(|line| line.starts_with("appliance: "))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn check_config_refuses_what_run_refuses() {
+    let missing_dir =
+        std::env::temp_dir().join(format!("appliance-no-archive-{}", std::process::id()));
+    let missing_dir = missing_dir.to_str().unwrap();
+    let cases: [&[&str]; 2] = [
+        &["--archive", missing_dir],
+        &[
+            "--tls-cert",
+            "/nonexistent/cert.pem",
+            "--tls-key",
+            "/nonexistent/key.pem",
+        ],
+    ];
+    let expected = [
+        format!("appliance: --archive {missing_dir}: not a directory"),
+        "appliance: reading the TLS certificate /nonexistent/cert.pem".to_owned(),
+    ];
+    for (args, expected) in cases.iter().zip(expected) {
+        let checked = check(args);
+        assert!(
+            !checked.status.success(),
+            "--check-config accepted {args:?}"
+        );
+        let checked_line = error_line(&checked);
+        assert!(checked_line.starts_with(&expected), "{checked_line}");
+        // `run` itself refuses the same way (it exits before serving anything).
+        let ran = Command::new(env!("CARGO_BIN_EXE_appliance"))
+            .args(["run", "--udp", "127.0.0.1:0", "--grpc", "127.0.0.1:0"])
+            .args(["--http", "127.0.0.1:0"])
+            .args(*args)
+            .output()
+            .unwrap();
+        assert!(!ran.status.success(), "run accepted {args:?}");
+        assert_eq!(error_line(&ran), checked_line, "{args:?}");
+    }
+}
+
+#[test]
+fn a_missing_config_file_prints_its_os_error_once() {
+    let output = check(&["--config", "/nonexistent/appliance.toml"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        "appliance: reading /nonexistent/appliance.toml: No such file or directory (os error 2)"
+    );
+}
+
+#[test]
+fn program_ids_are_named_where_they_were_written() {
+    let path = temp_file(
+        "bad-program.toml",
+        "[programs.ids]\nALPHA_FUN = \"not-base58!\"\n",
+    );
+    let output = check(&["--config", path.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("[programs.ids] ALPHA_FUN = \"not-base58!\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--program-id"), "{stderr}");
+    let _ = std::fs::remove_file(path);
+    let output = check(&["--program-id", "ALPHA_FUN=not-base58!"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("--program-id \"ALPHA_FUN=not-base58!\""),
+        "{stderr}"
+    );
+    let path = temp_file("bad-aggregator.toml", "[programs]\naggregator = \"nope\"\n");
+    let output = check(&["--config", path.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("[programs] aggregator"), "{stderr}");
+    let _ = std::fs::remove_file(path);
+}

@@ -17,6 +17,13 @@ fn fixture(relative: &str) -> PathBuf {
 }
 
 fn decode_tx(input: &str) -> (Vec<Value>, String) {
+    let (lines, stderr, success) = decode_tx_status(input);
+    assert!(success, "{stderr}");
+    (lines, stderr)
+}
+
+/// Output lines, standard error and whether the command succeeded.
+fn decode_tx_status(input: &str) -> (Vec<Value>, String, bool) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .arg("decode-tx")
         .stdin(Stdio::piped())
@@ -31,13 +38,16 @@ fn decode_tx(input: &str) -> (Vec<Value>, String) {
         .write_all(input.as_bytes())
         .unwrap();
     let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
     let lines = String::from_utf8(output.stdout)
         .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    (lines, String::from_utf8(output.stderr).unwrap())
+    (
+        lines,
+        String::from_utf8(output.stderr).unwrap(),
+        output.status.success(),
+    )
 }
 
 fn camel(snake: &str) -> String {
@@ -146,11 +156,21 @@ fn outside_the_universe_and_bad_lines() {
         transfer["bytes"].as_str().unwrap(),
         pump_buy["bytes"].as_str().unwrap()
     );
-    let (lines, stderr) = decode_tx(&input);
+    let (lines, stderr, success) = decode_tx_status(&input);
+    // Every line is answered (aligned), then the command fails for the invalid one.
+    assert!(
+        !success,
+        "an invalid line must make the exit status non-zero"
+    );
+    assert!(
+        stderr.contains("1 input line(s) were not base64 wire transactions"),
+        "{stderr}"
+    );
     assert_eq!(lines.len(), 3, "blank lines are skipped");
     assert_eq!(lines[0], serde_json::json!([]));
     assert_eq!(lines[1], serde_json::json!([]));
     assert!(stderr.contains("line 3: not base64"), "{stderr}");
+    assert_eq!(stderr.matches("line 3:").count(), 1, "{stderr}");
     let buy = &lines[2][0]["transaction"]["decodedInstructions"][0];
     assert_eq!(buy["program"], "ALPHA_FUN");
     assert_eq!(buy["instructionName"], "buy");

@@ -7,7 +7,7 @@
 
 mod process;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,14 +18,7 @@ use tokio_stream::StreamExt;
 use tonic::codec::CompressionEncoding;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig};
 
-use process::{Appliance, http_get};
-
-fn free_address() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
+use process::{Appliance, free_tcp_address, http_get};
 
 /// The embedded default (bundled replay looping over loopback) with extra flags.
 fn start(grpc: SocketAddr, http: SocketAddr, extra: &[&str]) -> Appliance {
@@ -110,7 +103,7 @@ async fn plain_channel(grpc: SocketAddr) -> Channel {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_guard_grpc_and_http_but_not_health() {
-    let (grpc, http) = (free_address(), free_address());
+    let (grpc, http) = (free_tcp_address(), free_tcp_address());
     let _appliance = start(
         grpc,
         http,
@@ -227,7 +220,7 @@ async fn tls_listener_streams_compressed_when_asked() {
     let directory = std::env::temp_dir().join(format!("appliance-tls-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
     let (ca, cert, key) = make_certificates(&directory);
-    let (grpc, http) = (free_address(), free_address());
+    let (grpc, http) = (free_tcp_address(), free_tcp_address());
     let _appliance = start(
         grpc,
         http,

@@ -9,7 +9,7 @@
 mod process;
 
 use std::collections::HashSet;
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,7 +22,7 @@ use stream_proto::stream::{
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
 
-use process::{Appliance, http_get};
+use process::{Appliance, free_tcp_address, free_udp_address, http_get};
 
 fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -32,14 +32,6 @@ fn fixture(relative: &str) -> PathBuf {
 
 /// ALPHA_FUN's mainnet id, which the fixtures' pump calls use.
 const PUMP_PROGRAM_ID: &str = "6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P";
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn start(udp: SocketAddr, grpc: SocketAddr, http: SocketAddr) -> Appliance {
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
@@ -96,7 +88,7 @@ fn pump_signatures(slot: &Value) -> HashSet<Vec<u8>> {
 fn send_capture(target: SocketAddr, path: &PathBuf) {
     let bytes = std::fs::read(path).unwrap();
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    for record in decoder::framing::records(&bytes) {
+    for record in capture::framing::records(&bytes) {
         socket.send_to(record.unwrap().payload, target).unwrap();
         std::thread::sleep(Duration::from_micros(100));
     }
@@ -104,9 +96,9 @@ fn send_capture(target: SocketAddr, path: &PathBuf) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtered_stream_end_to_end() {
-    let udp: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let udp = free_udp_address();
+    let grpc = free_tcp_address();
+    let http = free_tcp_address();
     let mut appliance = start(udp, grpc, http);
     let mut client = connect(grpc).await;
 
@@ -217,7 +209,10 @@ async fn filtered_stream_end_to_end() {
     // /health, a JSON 404, and /metrics with the counters of what just happened (the worker
     // flushes every 100 ms).
     let (status, body) = http_get(http, "/health", &[]);
-    assert_eq!((status, body.as_str()), (200, "{\"status\":\"ok\"}"));
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "{\"status\":\"ok\",\"trust_mode\":\"trusted\"}")
+    );
     let (status, body) = http_get(http, "/nope", &[]);
     assert_eq!(status, 404);
     assert!(body.contains("not_found"));
@@ -282,10 +277,10 @@ async fn filtered_stream_end_to_end() {
 /// supported programs), in increasing, announced slots.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_default_streams_the_bundled_replay() {
-    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let grpc = free_tcp_address();
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--grpc", &grpc.to_string(), "--replay-rate", "20000"])
-        .args(["--http", &format!("127.0.0.1:{}", free_port())])
+        .args(["--http", &free_tcp_address().to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -358,12 +353,12 @@ async fn embedded_default_streams_the_bundled_replay() {
 /// unaffected (the publisher never waits).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_subscriber_is_cut_while_a_fast_one_continues() {
-    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let grpc = free_tcp_address();
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--grpc", &grpc.to_string(), "--replay-rate", "20000"])
         .args([
             "--http",
-            &format!("127.0.0.1:{}", free_port()),
+            &free_tcp_address().to_string(),
             "--subscriber-queue",
             "2048",
         ])
@@ -423,8 +418,8 @@ async fn slow_subscriber_is_cut_while_a_fast_one_continues() {
 #[test]
 fn run_refuses_a_bad_program_override() {
     let output = Command::new(env!("CARGO_BIN_EXE_appliance"))
-        .args(["run", "--grpc", &format!("127.0.0.1:{}", free_port())])
-        .args(["--http", &format!("127.0.0.1:{}", free_port())])
+        .args(["run", "--grpc", &free_tcp_address().to_string()])
+        .args(["--http", &free_tcp_address().to_string()])
         .args(["--program-id", "ALPHA_FUN=not-base58!"])
         .output()
         .unwrap();
@@ -440,8 +435,8 @@ fn run_refuses_a_bad_program_override() {
 /// RESOURCE_EXHAUSTED and is counted; when a stream ends its place is free again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_beyond_max_subscribers_are_refused() {
-    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let grpc = free_tcp_address();
+    let http = free_tcp_address();
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args([
             "run",

@@ -1,7 +1,7 @@
 //! `appliance insights backfill`: the real binary reads a real CAR epoch (written from the insights
 //! fixture chain with the archive crate's writer and indexed by `appliance archive index`) and
 //! fills the insights store; the stored snapshots must equal the figures computed independently
-//! by the fixture generator (`server/tests/fixtures/insights/expected.json`).
+//! by the fixture generator (`insights/tests/fixtures/insights/expected.json`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs::File;
@@ -9,103 +9,41 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use archive::proto::{
-    InnerInstruction, InnerInstructions, TransactionError, TransactionStatusMeta,
-};
 use archive::writer::{
     BlockInput, CarWriter, EntryInput, MetaInput, RootKind, TxInput, WriterOptions,
 };
-use base64::Engine;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/insights")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../insights/tests/fixtures/insights")
 }
 
 fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-fn hex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn b58(value: &Value) -> Vec<u8> {
-    bs58::decode(value.as_str().unwrap()).into_vec().unwrap()
-}
-
 /// The fixture block of `slot` (its archive form) as the writer's input; `None` when skipped.
 fn block_input(slot: u64) -> Option<BlockInput> {
-    let path = fixtures().join(format!("archive/{slot}.json"));
-    if !path.exists() {
+    if !fixtures().join(format!("archive/{slot}.json")).exists() {
         return None;
     }
-    let value = json(&path);
-    let transactions = value["transactions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tx| {
-            let meta = &tx["meta"];
-            let inner = meta["inner"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|group| InnerInstructions {
-                    index: group["index"].as_u64().unwrap() as u32,
-                    instructions: group["instructions"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|ix| InnerInstruction {
-                            program_id_index: ix["program_id_index"].as_u64().unwrap() as u32,
-                            accounts: Vec::new(),
-                            data: Vec::new(),
-                            stack_height: ix["stack_height"].as_u64().map(|h| h as u32),
-                        })
-                        .collect(),
-                })
-                .collect();
-            TxInput {
-                wire: base64::engine::general_purpose::STANDARD
-                    .decode(tx["wire"].as_str().unwrap())
-                    .unwrap(),
-                meta: MetaInput::Protobuf(TransactionStatusMeta {
-                    err: meta["err"]
-                        .as_str()
-                        .map(|err| TransactionError { err: hex(err) }),
-                    fee: meta["fee"].as_u64().unwrap(),
-                    inner_instructions: inner,
-                    loaded_writable_addresses: meta["loaded_writable"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(b58)
-                        .collect(),
-                    loaded_readonly_addresses: meta["loaded_readonly"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(b58)
-                        .collect(),
-                    compute_units_consumed: meta["compute_units_consumed"].as_u64(),
-                    cost_units: meta["cost_units"].as_u64(),
-                    ..TransactionStatusMeta::default()
-                }),
-            }
+    let block = testkit::insights_fixture::archived_block(slot).expect("well-formed fixture");
+    let transactions = block
+        .transactions
+        .into_iter()
+        .map(|tx| TxInput {
+            wire: tx.wire,
+            meta: MetaInput::Protobuf(tx.meta),
         })
         .collect();
     Some(BlockInput {
         slot,
-        parent_slot: value["parent_slot"].as_u64().unwrap(),
-        block_time: value["block_time"].as_i64().unwrap_or(0),
-        block_height: value["block_height"].as_u64(),
+        parent_slot: block.parent_slot,
+        block_time: block.block_time.unwrap_or(0),
+        block_height: block.block_height,
         entries: vec![EntryInput {
             num_hashes: 1,
-            hash: b58(&value["blockhash"]).try_into().unwrap(),
+            hash: block.blockhash,
             transactions,
         }],
         rewards: None,
@@ -184,7 +122,7 @@ fn backfill_from_a_real_car_stores_the_expected_snapshots() {
     assert!(stderr.contains("100.0%"), "progress bar: {stderr}");
     assert!(stdout.contains(" 21 snapshots"), "{stdout}");
 
-    let store = server::insights::store::Store::open(&db).unwrap();
+    let store = insights::store::Store::open(&db).unwrap();
     let stored = store.snapshots(0, u64::MAX, 1_000).unwrap().unwrap();
     assert_eq!(stored.len(), history.len() - 10);
     for (index, (body, want)) in stored.iter().zip(&history[10..]).enumerate() {

@@ -5,23 +5,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
+mod process;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use server::insights::standin::{Pace, StandinChain, StandinServer};
+use testkit::insights_standin::{Pace, StandinChain, StandinServer};
+
+use process::free_tcp_address;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/insights")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../insights/tests/fixtures/insights")
 }
 
 fn get(url: &str) -> Option<(u16, Value)> {
@@ -40,11 +36,13 @@ fn spawn(http: u16, upstream: Option<&str>, db: &Path) -> Child {
     let mut command = Command::new(env!("CARGO_BIN_EXE_appliance"));
     command
         .args(["run", "--udp", "127.0.0.1:0", "--grpc"])
-        .arg(format!("127.0.0.1:{}", free_port()))
+        .arg(free_tcp_address().to_string())
         .arg("--http")
         .arg(format!("127.0.0.1:{http}"))
         .arg("--insights-db")
         .arg(db)
+        .arg("--data-dir")
+        .arg(db.parent().unwrap())
         .args(["--insights-poll", "20ms"])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -88,10 +86,10 @@ fn sigkill_mid_ingest_then_restart_keeps_history_whole() {
     let dir = std::env::temp_dir().join(format!(
         "insights-restart-{}-{}",
         std::process::id(),
-        free_port()
+        free_tcp_address().port()
     ));
     let db = dir.join("insights.redb");
-    let http = free_port();
+    let http = free_tcp_address().port();
     let base = format!("http://127.0.0.1:{http}");
 
     // Three SIGKILLs while the tip keeps moving and the ingest keeps fetching, at different
@@ -167,9 +165,9 @@ fn without_upstream_v1_answers_503() {
     let dir = std::env::temp_dir().join(format!(
         "insights-off-{}-{}",
         std::process::id(),
-        free_port()
+        free_tcp_address().port()
     ));
-    let http = free_port();
+    let http = free_tcp_address().port();
     let base = format!("http://127.0.0.1:{http}");
     let mut child = spawn(http, None, &dir.join("insights.redb"));
     wait_for(Duration::from_secs(30), "the HTTP server", || {

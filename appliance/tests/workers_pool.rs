@@ -11,7 +11,7 @@
 mod process;
 
 use std::collections::HashSet;
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,20 +22,12 @@ use stream_proto::stream::stream_client::StreamClient;
 use stream_proto::stream::subscribe_update::Update;
 use tokio_stream::StreamExt;
 
-use process::{Appliance, http_get};
+use process::{Appliance, free_tcp_address, free_udp_address, http_get};
 
 fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../decoder/tests/fixtures")
         .join(relative)
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn metric(text: &str, name: &str) -> Option<u64> {
@@ -91,6 +83,19 @@ fn thread_policies(pid: u32) -> Vec<(String, u64)> {
     policies
 }
 
+/// [`thread_policies`] once `expected` threads run under SCHED_FIFO, or at `patience`.
+fn fifo_threads_settled(pid: u32, expected: usize, patience: Duration) -> Vec<(String, u64)> {
+    let deadline = Instant::now() + patience;
+    loop {
+        let policies = thread_policies(pid);
+        let fifo = policies.iter().filter(|(_, policy)| *policy == 1).count();
+        if fifo >= expected || Instant::now() >= deadline {
+            return policies;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Whether this process may use real-time scheduling (root or CAP_SYS_NICE; CI runs as root).
 fn may_use_realtime() -> bool {
     std::fs::read_to_string("/proc/self/status")
@@ -103,9 +108,9 @@ fn may_use_realtime() -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_decode_like_appliance_decode() {
-    let udp: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let grpc: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let udp = free_udp_address();
+    let grpc = free_tcp_address();
+    let http = free_tcp_address();
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--workers", "2", "--udp", &udp.to_string()])
         .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
@@ -127,10 +132,11 @@ async fn two_workers_decode_like_appliance_decode() {
         }
     };
     // `--realtime-priority`: the receive thread and both workers run under SCHED_FIFO;
-    // `--grpc-realtime-priority`: so do the runtime's two worker threads (each took the policy
-    // before its first park, and the runtime is idle once the connection is up), and nothing
-    // else.
-    let policies = thread_policies(pid);
+    // `--grpc-realtime-priority`: so do the runtime's two worker threads (each takes the policy
+    // at its first park, which on a loaded two-core machine may come a moment after the first
+    // connection is served: polled for up to 5 s), and nothing else.
+    let expected_fifo = if may_use_realtime() { 5 } else { 0 };
+    let policies = fifo_threads_settled(pid, expected_fifo, Duration::from_secs(5));
     let fifo = |prefix: &str| {
         policies
             .iter()
@@ -201,7 +207,7 @@ async fn two_workers_decode_like_appliance_decode() {
         let mut sent = 0u64;
         for path in files {
             let bytes = std::fs::read(path).unwrap();
-            for record in decoder::framing::records(&bytes) {
+            for record in capture::framing::records(&bytes) {
                 socket.send_to(record.unwrap().payload, udp).unwrap();
                 sent += 1;
                 std::thread::sleep(Duration::from_micros(200));

@@ -1,11 +1,12 @@
-//! Per-source receive counters: packets, bytes and batches handed to the decode worker, drops by
+//! Per-source receive counters: packets, bytes and batches handed to the workers, drops by
 //! reason, and receive errors. The receive thread adds to the atomics once per batch (never per
 //! packet) and stores the kernel's cumulative drop counts on its housekeeping tick; `/metrics`
 //! reads them with relaxed loads.
 #![forbid(unsafe_code)]
 
-use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use front::exposition::{Kind, family, sample};
 
 /// Why a datagram did not reach the decoder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,9 +87,6 @@ pub struct SourceMetrics {
     bytes: AtomicU64,
     batches: AtomicU64,
     errors: AtomicU64,
-    /// Always 0 since the worker pool: a receive thread never waits for a worker (full worker
-    /// rings drop and count instead); kept so the metric name stays.
-    worker_waits: AtomicU64,
     drops: [AtomicU64; DropReason::COUNT],
 }
 
@@ -102,7 +100,6 @@ impl SourceMetrics {
             bytes: AtomicU64::new(0),
             batches: AtomicU64::new(0),
             errors: AtomicU64::new(0),
-            worker_waits: AtomicU64::new(0),
             drops: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -137,17 +134,19 @@ impl SourceMetrics {
         self.drops[reason as usize].load(Ordering::Relaxed)
     }
 
-    fn labels(&self) -> String {
-        format!(
-            "source=\"{}\",endpoint=\"{}\",mode=\"{}\"",
-            self.kind, self.endpoint, self.mode
-        )
+    /// The labels of the source's series.
+    fn labels(&self) -> [(&'static str, &str); 3] {
+        [
+            ("source", self.kind),
+            ("endpoint", &self.endpoint),
+            ("mode", &self.mode),
+        ]
     }
 }
 
 /// Renders the receive metrics of every source in the Prometheus text format:
 /// `appliance_datagrams_received_total{source}` (per path, the sum over its sources) and, per
-/// source, `appliance_receive_{packets,bytes,batches,errors,worker_waits}_total` and
+/// source, `appliance_receive_{packets,bytes,batches,errors}_total` and
 /// `appliance_receive_drops_total{reason}`.
 pub fn render(sources: &[std::sync::Arc<SourceMetrics>], out: &mut String) {
     let per_path = |value: fn(&SourceMetrics) -> u64| {
@@ -159,9 +158,6 @@ pub fn render(sources: &[std::sync::Arc<SourceMetrics>], out: &mut String) {
             }
         }
         totals
-    };
-    let header = |out: &mut String, name: &str, help: &str| {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
     };
     for (name, help, value) in [
         (
@@ -175,9 +171,9 @@ pub fn render(sources: &[std::sync::Arc<SourceMetrics>], out: &mut String) {
             SourceMetrics::bytes,
         ),
     ] {
-        header(out, name, help);
+        family(out, name, Kind::Counter, Some(help));
         for (kind, total) in per_path(value) {
-            let _ = writeln!(out, "{name}{{source=\"{kind}\"}} {total}");
+            sample(out, name, &[("source", kind)], total);
         }
     }
     let load = |atomic: &AtomicU64| atomic.load(Ordering::Relaxed);
@@ -202,32 +198,20 @@ pub fn render(sources: &[std::sync::Arc<SourceMetrics>], out: &mut String) {
             "Failed receive calls, per source.",
             |source| &source.errors,
         ),
-        (
-            "appliance_receive_worker_waits_total",
-            "Times a receive thread waited for the decode worker to free a batch.",
-            |source| &source.worker_waits,
-        ),
     ] {
-        header(out, name, help);
+        family(out, name, Kind::Counter, Some(help));
         for source in sources {
-            let _ = writeln!(out, "{name}{{{}}} {}", source.labels(), load(field(source)));
+            sample(out, name, &source.labels(), load(field(source)));
         }
     }
     let name = "appliance_receive_drops_total";
-    header(
-        out,
-        name,
-        "Datagrams dropped before the decoder, per source and reason.",
-    );
+    let help = "Datagrams dropped before the decoder, per source and reason.";
+    family(out, name, Kind::Counter, Some(help));
     for source in sources {
+        let [kind, endpoint, mode] = source.labels();
         for reason in DropReason::ALL {
-            let _ = writeln!(
-                out,
-                "{name}{{{},reason=\"{}\"}} {}",
-                source.labels(),
-                reason.label(),
-                source.drops(reason)
-            );
+            let labels = [kind, endpoint, mode, ("reason", reason.label())];
+            sample(out, name, &labels, source.drops(reason));
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The receive side of the appliance: backends that fill [`RxBatch`]es with datagrams and their
-//! receive timestamps, and the pinned threads that hand the batches to the decode worker.
+//! receive timestamps, and the pinned threads that hand the datagrams to the worker pool.
 //!
 //! ```text
 //!  NIC queue q ──XDP program──▶ XSKMAP[q] ──▶ xdp::XskSocket ─┐            (one per queue)
@@ -8,15 +8,16 @@
 //!        thread (pinned): hash(slot, fec_set_index) ──copy──▶ ring[source][worker] ──▶ worker
 //! ```
 //! Memory is fixed at start-up: each receive thread owns one batch of `batch_capacity` slots and
-//! one bounded ring of preallocated datagram slots per worker (`crate::ring`). When a worker falls
+//! one bounded ring of preallocated datagram slots per worker (`crate::pipeline::ring`). When a worker falls
 //! behind its ring fills and the receive thread drops and counts (`appliance_ring_drops_total`);
 //! it never waits, so the kernel's queue only overflows when the receive thread itself is too
 //! slow. Kernel drops are the `drops` of [`ShredSource::drops`], exported per source and reason
-//! on `/metrics`. The workers are `crate::workers`.
+//! on `/metrics`. The workers are `crate::pipeline::workers`.
 
 pub mod batch;
 pub mod frame;
 pub mod metrics;
+pub mod setup;
 // The three modules below wrap system calls and shared kernel memory; each `unsafe` block in
 // them carries a `// SAFETY:` note. Everything else in the crate denies unsafe code.
 #[allow(unsafe_code)]

@@ -4,10 +4,10 @@
 //! Sharding: the worker is [`decoder::shard::set_shard`] of the datagram's `(slot,
 //! fec_set_index)`, read with `peek_slot_and_fec_set`; a datagram too short to peek goes to worker
 //! 0, whose parser counts it as malformed. Each (source, worker) pair has its own bounded
-//! single-producer ring ([`crate::ring`]) of preallocated datagram slots, so nothing allocates per
+//! single-producer ring ([`crate::pipeline::ring`]) of preallocated datagram slots, so nothing allocates per
 //! packet. A full ring drops the datagram and counts it (`appliance_ring_drops_total{worker,
 //! reason="ring_full"}`): the receive thread never waits for a worker. After each batch it wakes
-//! the workers it pushed to (`crate::wake`): one check per worker, an unpark only for a parked
+//! the workers it pushed to (`crate::pipeline::wake`): one check per worker, an unpark only for a parked
 //! one, so at most one unpark per worker per batch.
 #![forbid(unsafe_code)]
 
@@ -22,8 +22,8 @@ use tracing::{info, warn};
 
 use super::batch::SLOT_BYTES;
 use super::{RxBatch, ShredSource, SourceMetrics};
-use crate::ring::Producer;
-use crate::wake::{Waker, wake_touched, worker_bit};
+use crate::pipeline::ring::Producer;
+use crate::pipeline::wake::{Waker, wake_touched, worker_bit};
 
 /// Housekeeping period: drop counters are read from the kernel this often.
 const HOUSEKEEPING: Duration = Duration::from_millis(100);
@@ -97,7 +97,7 @@ pub fn spawn(
         let name = format!("rx-{}-{index}", spec.metrics.kind);
         let realtime_priority = pool.realtime_priority;
         let handle = std::thread::Builder::new().name(name).spawn(move || {
-            crate::sched::make_current_thread_realtime(realtime_priority, "receive");
+            crate::pipeline::sched::make_current_thread_realtime(realtime_priority, "receive");
             receive_loop(spec, batch, rings, &shutdown)
         })?;
         handles.push(handle);
@@ -196,8 +196,8 @@ fn receive_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::ring::ring;
     use crate::receive::{DropCounts, DropReason, ReceiveError};
-    use crate::ring::ring;
 
     /// A stand-in source producing numbered datagrams (the real backends have their own tests).
     struct Counting {

@@ -419,7 +419,7 @@ fn read_control(header: &libc::msghdr, out: &mut Received) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay_send::BurstSender;
+    use crate::replay::send::BurstSender;
 
     /// Message buffers of the coalescing sources in these tests; 0 = the plain path.
     const BOTH_PATHS: [usize; 2] = [0, 8];

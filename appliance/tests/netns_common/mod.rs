@@ -298,7 +298,7 @@ pub fn capture(name: &str) -> PathBuf {
 /// The records of a capture, via the decoder's framing reader.
 pub fn records(path: &Path) -> Vec<Vec<u8>> {
     let bytes = std::fs::read(path).unwrap();
-    decoder::framing::records(&bytes)
+    capture::framing::records(&bytes)
         .map(|record| record.unwrap().payload.to_vec())
         .collect()
 }

@@ -1,12 +1,31 @@
 //! Helpers shared by the tests that run the real `appliance` process: a guard that kills it when
-//! the test ends, and a plain HTTP/1.1 GET against its HTTP address.
+//! the test ends, free loopback addresses for its listeners, and a plain HTTP/1.1 GET against its
+//! HTTP address.
 
 #![allow(dead_code)] // Each test crate uses its own subset.
 
 pub mod servers;
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::process::Child;
+
+/// A loopback TCP address no listener holds now (for `--grpc`, `--http`).
+pub fn free_tcp_address() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+/// A loopback UDP address no socket holds now (for `--udp`). Probed on UDP, not TCP: the
+/// appliance binds with `SO_REUSEPORT`, so a port taken from a TCP probe could be another test's
+/// live UDP port, which would then silently share its datagrams.
+pub fn free_udp_address() -> SocketAddr {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
 
 /// Kills (and reaps) the appliance process when dropped, also when the test panics.
 pub struct Appliance {

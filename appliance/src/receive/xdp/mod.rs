@@ -23,7 +23,10 @@ use xdp_bpf::{ProgramError, ProgramSpec, XDP_PASS};
 pub use socket::{BindMode, XskSocket};
 
 /// How to attach the program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum AttachMode {
     /// Driver (native) mode if the driver accepts it, else generic (SKB) mode.
     Auto,
@@ -34,7 +37,10 @@ pub enum AttachMode {
 }
 
 /// How to bind the sockets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum BindPreference {
     /// Zero-copy, falling back to copy mode where the driver refuses it (EOPNOTSUPP).
     Auto,

@@ -77,6 +77,11 @@ impl Mapping {
     pub fn len(&self) -> usize {
         self.len
     }
+
+    /// Never true for a mapping that was made (mmap refuses zero lengths).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 impl Drop for Mapping {

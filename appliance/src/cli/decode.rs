@@ -19,10 +19,11 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
+use capture::framing;
 use decoder::decoder::ShredOutcome;
 use decoder::fec::Completion;
 use decoder::shred::ShredKind;
-use decoder::{Batch, DecoderConfig, LeaderSchedule, ShredDecoder, framing};
+use decoder::{Batch, DecoderConfig, LeaderSchedule, ShredDecoder};
 use serde::Serialize;
 
 /// Options of the decode command.

@@ -1,15 +1,15 @@
 //! `appliance insights backfill --archive DIR --from SLOT --to SLOT`: fills the insights store
 //! with the per-block statistics and window snapshots of a slot range read from the epoch archive
-//! (see `server::insights::backfill` and `docs/insights.md`). Thin wrapper: argument handling, the
+//! (see `insights::backfill` and `docs/insights.md`). Thin wrapper: argument handling, the
 //! progress bar on stderr and a summary line on stdout; the work is in the server crate.
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use server::insights::Limits;
-use server::insights::backfill::{ProgressBar, backfill};
-use server::insights::store::Store;
+use insights::Limits;
+use insights::backfill::{ProgressBar, backfill};
+use insights::store::Store;
 
 /// What to backfill, and where from and to.
 pub struct BackfillArgs<'a> {
@@ -35,7 +35,7 @@ pub fn run(args: &BackfillArgs<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
         )
     })?;
     let mut bar = ProgressBar::new(std::io::stderr());
-    let mut report = |progress: &server::insights::backfill::Progress| {
+    let mut report = |progress: &insights::backfill::Progress| {
         if args.progress {
             bar.update(progress);
         }

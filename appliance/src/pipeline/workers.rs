@@ -1,3 +1,6 @@
+//! Length: over 600 lines because one worker's loop, its forwarding to the other workers and the
+//! pool's start share the worker's private state; ~145 of the lines are tests.
+//!
 //! The per-core worker pool: each worker runs a `SetStage` for the FEC sets the receive threads
 //! shard to it (hash of `(slot, fec_set_index)`), a `SlotStage` for the slots it owns (hash of
 //! the slot), the DEX decoders, and publishes with `ServerTiming` stamps (docs/workers.md).
@@ -8,10 +11,10 @@
 //!                                           ▼                                            ▼
 //!                                 SlotStage ─▶ batches ─▶ DEX decode ─▶ Feed   worker v's SlotStage
 //! ```
-//! Every ring is a bounded lock-free single-producer ring of preallocated slots (`crate::ring`):
+//! Every ring is a bounded lock-free single-producer ring of preallocated slots (`crate::pipeline::ring`):
 //! a full ring drops and counts, nothing waits. Slot notifications go out once per new highest
 //! slot across workers, before the slot's shreds leave the set stage that raised it. An idle
-//! worker yields a few times, then parks (`crate::wake`): its producers (receive threads, other
+//! worker yields a few times, then parks (`crate::pipeline::wake`): its producers (receive threads, other
 //! workers forwarding) unpark it after publishing into its rings, at most twice per batch and
 //! never while it is busy; `park_timeout` is only a safety net.
 
@@ -20,23 +23,22 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use ::stream::service::Feed;
 use decoder::dex::ProgramRegistry;
 use decoder::fec::SetKey;
 use decoder::shard::slot_shard;
 use decoder::shred::DATA_SHRED_LEN;
 use decoder::{
-    DataShredReady, DecoderConfig, LeaderSchedule, SetEvent, SetStage, ShredOutcome, SlotStage,
-    SlotStageConfig,
+    DataShredReady, DecoderConfig, SetEvent, SetStage, ShredOutcome, SlotStage, SlotStageConfig,
 };
-use server::stream_service::Feed;
-use server::updates::{publish_batch, unix_nanos};
-use stream_proto::stream::{self, SubscribeUpdate, subscribe_update::Update};
+
+use super::drain::drain;
 use tracing::info;
 
-use crate::metrics::{Metrics, RingGauge, WorkerCounters, record_timing};
+use crate::metrics::{Metrics, RingGauge, WorkerCounters};
+use crate::pipeline::ring::{Consumer, Producer, RingStats, ring};
+use crate::pipeline::wake::{ParkOutcome, Sleeper, Waker, wake_pair, wake_touched, worker_bit};
 use crate::receive::thread::{Datagram, SourceRings};
-use crate::ring::{Consumer, Producer, RingStats, ring};
-use crate::wake::{ParkOutcome, Sleeper, Waker, wake_pair, wake_touched, worker_bit};
 
 /// How often a worker flushes its counters for `/metrics`.
 const METRICS_FLUSH: Duration = Duration::from_millis(100);
@@ -59,6 +61,28 @@ pub struct PoolOptions {
     pub cores: Vec<usize>,
     /// `SCHED_FIFO` priority of the workers (0 = ordinary scheduling).
     pub realtime_priority: u8,
+}
+
+impl PoolOptions {
+    /// The pool of the configuration on a machine with `cores` cores and `receive_threads`
+    /// receive threads.
+    pub fn from_config(
+        config: &crate::config::Config,
+        cores: usize,
+        receive_threads: usize,
+    ) -> Self {
+        Self {
+            workers: config
+                .workers
+                .count
+                .unwrap_or_else(|| default_workers(cores, receive_threads)),
+            ring_slots: config.sources.ring_slots,
+            forward_slots: config.workers.forward_slots,
+            park_timeout: Duration::from_micros(config.workers.park_timeout_us),
+            cores: config.workers.cores.clone(),
+            realtime_priority: config.workers.realtime_priority,
+        }
+    }
 }
 
 /// The default worker count: 1 on a machine with at most 2 cores, else the cores left after
@@ -125,8 +149,12 @@ impl Forwarded {
                 self.slot = key.slot;
                 self.index = key.fec_set_index;
             }
-            // Floors and slot notifications stay with the worker that raised them (`route`).
-            SetEvent::SlotFloor(_) | SetEvent::HighestSlot(_) => {}
+            // Floors, slot notifications, re-anchors and duplicates stay with the worker that
+            // raised them (`route`).
+            SetEvent::SlotFloor(_)
+            | SetEvent::HighestSlot(_)
+            | SetEvent::Reanchored { .. }
+            | SetEvent::Duplicate(_) => {}
         }
     }
 
@@ -246,11 +274,14 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     pub shutdown: Arc<AtomicBool>,
     pub decoder_config: DecoderConfig,
-    pub leaders: LeaderSchedule,
+    /// The schedule every worker verifies against, swapped by the schedule fetcher.
+    pub leaders: Arc<crate::cluster::LeaderSlot>,
     /// Highest slot notified. A lock rather than an atomic `fetch_max` so that a notification is
     /// in the feed before any other worker can see the slot as notified and publish its
     /// transactions; taken once per new highest slot per worker.
     pub highest_notified: Mutex<Option<u64>>,
+    /// The lookup-table cache every worker resolves through (`pipeline::lookups`).
+    pub lookups: Arc<crate::cluster::lookup_tables::LookupTables>,
 }
 
 /// Starts the workers; `rings` from [`build_rings`].
@@ -276,7 +307,7 @@ pub fn spawn(
                     let pinned = core_affinity::set_for_current(core);
                     info!(worker = index, core = core.id, pinned, "worker pinned");
                 }
-                crate::sched::make_current_thread_realtime(realtime_priority, "worker");
+                crate::pipeline::sched::make_current_thread_realtime(realtime_priority, "worker");
                 let mut worker = Worker::new(
                     index,
                     workers,
@@ -332,6 +363,7 @@ fn worker_loop(
             worker.flush(&shared.metrics);
             last_flush = Instant::now();
         }
+        worker.refresh_leaders();
         let mut work = 0;
         for ring in &mut inbound.receive {
             while work < BURST {
@@ -395,6 +427,11 @@ pub struct Worker<'a> {
     forwarded_to: u64,
     counters: WorkerCounters,
     shared: &'a Shared,
+    /// The [`LeaderSlot`](crate::cluster::LeaderSlot) generation `sets` verifies against.
+    leaders_generation: u64,
+    lookups: super::lookups::WorkerLookups,
+    /// Publish per transaction (`next_ready`) rather than per batch (`next_batch`).
+    incremental: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -406,16 +443,34 @@ impl<'a> Worker<'a> {
         forward_wakers: Vec<Waker>,
     ) -> Self {
         let config = shared.decoder_config;
+        // The generation before the schedule: a schedule installed in between (the fetcher runs
+        // from start-up, and building the set stage takes a while) is then taken by the first
+        // `refresh_leaders`; read the other way round, the worker would keep the old schedule
+        // under the new generation for good.
+        let leaders_generation = shared.leaders.generation();
         Self {
             index,
             workers,
-            sets: SetStage::new(config, shared.leaders.clone()),
+            sets: SetStage::new(config, (*shared.leaders.load()).clone()),
+            leaders_generation,
             slots: SlotStage::new(SlotStageConfig::from(&config)),
             forward_out,
             forward_wakers,
             forwarded_to: 0,
+            incremental: config.incremental.enabled,
             counters: WorkerCounters::default(),
             shared,
+            lookups: super::lookups::WorkerLookups::new(Arc::clone(&shared.lookups)),
+        }
+    }
+
+    /// Takes the shared leader schedule when it changed since the last call: one atomic load per
+    /// batch of datagrams, a copy (a few `Arc` increments) only after a new schedule.
+    pub fn refresh_leaders(&mut self) {
+        let generation = self.shared.leaders.generation();
+        if generation != self.leaders_generation {
+            self.leaders_generation = generation;
+            self.sets.set_leaders((*self.shared.leaders.load()).clone());
         }
     }
 
@@ -428,8 +483,13 @@ impl<'a> Worker<'a> {
         let forwarded_to = &mut self.forwarded_to;
         let notifications = &mut self.counters.slot_notifications;
         let outcome = self.sets.ingest(datagram, rx_ns, &mut |event| {
-            if let SetEvent::HighestSlot(slot) = event {
-                *notifications += notify_slot(shared, slot);
+            match event {
+                SetEvent::HighestSlot(slot) => *notifications += notify_slot(shared, slot),
+                SetEvent::Reanchored { previous, slot } => {
+                    reanchor_notifications(shared, previous, slot)
+                }
+                SetEvent::Duplicate(duplicate) => report_duplicate(shared, &duplicate),
+                _ => {}
             }
             if let Some(owner) = route(&event, own, workers, slots, forward_out) {
                 *forwarded_to |= worker_bit(owner);
@@ -439,10 +499,10 @@ impl<'a> Worker<'a> {
             ShredOutcome::Stored { .. } => self.counters.stored += 1,
             ShredOutcome::Redundant { .. } => self.counters.redundant += 1,
             ShredOutcome::Rejected { reason, .. } => {
-                *self.counters.rejected.entry(reason.label()).or_default() += 1;
+                self.counters.rejected[reason.index()] += 1;
             }
         }
-        self.publish_batches();
+        self.publish_ready();
     }
 
     /// Wakes the workers this one forwarded to since the last call (one check each, an unpark
@@ -456,7 +516,7 @@ impl<'a> Worker<'a> {
     fn apply_forwarded(&mut self, forwarded: &Forwarded) {
         self.counters.forwarded_in += 1;
         self.slots.apply(&forwarded.event());
-        self.publish_batches();
+        self.publish_ready();
     }
 
     fn flush(&mut self, metrics: &Metrics) {
@@ -468,31 +528,20 @@ impl<'a> Worker<'a> {
         metrics.flush_worker(self.index, counters);
     }
 
-    /// Publishes the decoded updates of every entry batch that became complete. The
-    /// `first_read` stamp is the earliest kernel receive time of the batch's FEC sets
-    /// (SO_TIMESTAMPNS on the UDP path; the ring read time on AF_XDP).
-    fn publish_batches(&mut self) {
-        // Most datagrams complete no batch: no clock read for them.
-        if self.slots.pending_batches() == 0 {
-            return;
-        }
-        let capture_done = unix_nanos();
-        while let Some(batch) = self.slots.next_batch() {
-            let counters = &mut self.counters;
-            counters.entries += batch.entries.entry_count();
-            counters.transactions += batch.entries.transaction_count();
-            publish_batch(
-                &batch,
-                capture_done,
-                &self.shared.registry,
-                &self.shared.feed,
-                &mut counters.decode,
-                |timing| {
-                    record_timing(&mut counters.stage_latency, timing);
-                    counters.updates_published += 1;
-                },
-            );
-        }
+    /// Publishes what the last shred applied made ready: each transaction whose bytes are
+    /// complete (incremental deshredding) or each complete entry batch (`pipeline::drain`).
+    fn publish_ready(&mut self) {
+        let shared = super::drain::Shared {
+            incremental: self.incremental,
+            registry: &self.shared.registry,
+            feed: &self.shared.feed,
+        };
+        drain(
+            &mut self.slots,
+            &mut self.counters,
+            &mut self.lookups,
+            &shared,
+        );
     }
 }
 
@@ -506,10 +555,42 @@ fn notify_slot(shared: &Shared, slot: u64) -> u64 {
         return 0;
     }
     *highest = Some(slot);
-    shared.feed.publish(SubscribeUpdate {
-        update: Some(Update::Slot(stream::SlotNotification { slot })),
-    });
+    shared
+        .feed
+        .publish(::stream::encode::slot_notification(slot));
     1
+}
+
+/// The window re-anchored below the highest slot notified (a poisoned anchor recovered, or the
+/// feed restarted lower): notifications start again from the new anchor.
+fn reanchor_notifications(shared: &Shared, previous: Option<u64>, slot: u64) {
+    let mut highest = shared
+        .highest_notified
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if highest.is_some_and(|notified| notified > slot) {
+        *highest = Some(slot);
+    }
+    tracing::warn!(?previous, slot, "slot window re-anchored");
+}
+
+/// A leader signed two versions of one FEC set: the first is in use, the second was refused
+/// (counted by the decoder as `duplicate_block`); logged once per set with both roots and sent to
+/// every subscriber as a `DuplicateBlock` update.
+fn report_duplicate(shared: &Shared, duplicate: &decoder::fec::DuplicateSet) {
+    tracing::warn!(
+        slot = duplicate.key.slot,
+        fec_set_index = duplicate.key.fec_set_index,
+        first_root = %bs58::encode(duplicate.first_root).into_string(),
+        second_root = %bs58::encode(duplicate.second_root).into_string(),
+        "duplicate block: a second version of a FEC set was refused"
+    );
+    shared.feed.publish(::stream::encode::duplicate_block(
+        duplicate.key.slot,
+        duplicate.key.fec_set_index,
+        &duplicate.first_root,
+        &duplicate.second_root,
+    ));
 }
 
 /// Sends a set-stage event to the slot stage of the slot's owner: applied at once when that is
@@ -527,7 +608,10 @@ fn route(
         SetEvent::SetEvicted(key) => slot_shard(key.slot, workers),
         // Each worker's set stage sees every slot (sets are spread over all workers), so its
         // floor is applied to its own slot stage.
-        SetEvent::SlotFloor(_) | SetEvent::HighestSlot(_) => own,
+        SetEvent::SlotFloor(_)
+        | SetEvent::HighestSlot(_)
+        | SetEvent::Reanchored { .. }
+        | SetEvent::Duplicate(_) => own,
     };
     if owner == own {
         slots.apply(event);

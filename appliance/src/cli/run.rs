@@ -1,0 +1,216 @@
+//! `appliance run`: the wiring of the service, nothing else. Receive threads (`crate::receive`)
+//! shard datagrams over the worker pool (`crate::pipeline`), which decodes them and publishes
+//! stamped updates to the feed that the gRPC stream serves (`crate::grpc`); the HTTP address
+//! carries `/health`, `/metrics`, the JSON-RPC archive and insights; a replay (`crate::replay`)
+//! feeds the embedded default. Runs until SIGINT or SIGTERM. docs/architecture.md draws it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+use decoder::LeaderSchedule;
+use front::redact::redact_url;
+use stream::fanout::QueueBounds;
+use stream::filter::FilterLimits;
+use stream::service::{Feed, StreamMetrics};
+use tracing::info;
+
+use crate::config::Config;
+use crate::config::flags::RunArgs;
+use crate::grpc::incoming::ConnectionLimits;
+use crate::grpc::{GrpcOptions, serve_grpc};
+use crate::metrics::{Metrics, RingGauge};
+use crate::pipeline::workers::{PoolOptions, Shared as WorkerShared};
+use crate::receive::setup::{ReceiveSetup, open_sources};
+use crate::receive::thread::PoolConfig;
+use crate::replay::Pacing;
+
+/// The threads of the receive → decode path, joined at shutdown.
+struct Pipeline {
+    receivers: Vec<JoinHandle<()>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let mut config = args.effective_config()?;
+    if args.check_config {
+        crate::cli::check_config(&config)?;
+        // Configured URLs may carry credentials (userinfo, `?api-key=`): shown redacted.
+        let mut shown = config.clone();
+        shown.archive.upstream = shown.archive.upstream.as_deref().map(redact_url);
+        shown.archive.sources = shown
+            .archive
+            .sources
+            .iter()
+            .map(|s| redact_url(s))
+            .collect();
+        shown.cluster.rpc = shown.cluster.rpc.as_deref().map(redact_url);
+        print!("{}", shown.to_toml());
+        return Ok(());
+    }
+    crate::cli::init_logging(config.log.format);
+    let fd_limit = crate::fd_limit::raise();
+    let registry = crate::programs::from_config(&config)?;
+    let tokens = crate::security::tokens(&config)?;
+    let grpc_tls = crate::security::grpc_tls(&config)?;
+    if tokens.enabled() {
+        info!("access tokens required (gRPC x-token, HTTP x-token or Bearer)");
+    }
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let feed = Feed::with_bounds(QueueBounds {
+        updates: config.grpc.subscriber_queue,
+        bytes: config.grpc.subscriber_queue_bytes,
+        max_age: std::time::Duration::from_secs(config.grpc.subscriber_queue_max_age_secs),
+    });
+    let replaying = config.replay.file.is_some()
+        || (config.sources.udp.is_empty() && config.sources.xdp.is_empty());
+    let mut receive = open_sources(&config, replaying)?;
+    // The embedded default loops; a looping replay is re-signed, so its key is the leader.
+    let looping = replaying && (config.replay.looping || config.replay.file.is_none());
+    let trust = crate::cluster::setup::start(&mut config, replay_leader(looping)?, &shutdown)?;
+    let lookups = crate::cluster::lookup_tables::setup::start(&config, &shutdown)?;
+    let stream_metrics = Arc::new(StreamMetrics::default());
+    let (pipeline, metrics) = start_pipeline(
+        &config,
+        &mut receive,
+        &feed,
+        registry,
+        (&trust.slot, &lookups.tables),
+        &stream_metrics,
+        &shutdown,
+    )?;
+    if let Some(limit) = fd_limit {
+        metrics.fd_limit.store(limit.soft, Ordering::Relaxed);
+    }
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let frontends = crate::frontends::start_http(
+        &config,
+        &metrics,
+        (&trust.status, &lookups.tables),
+        &tokens,
+        &stopped,
+    )?;
+    if replaying {
+        let pacing = Pacing {
+            rate: config.replay.rate,
+            per_fec_set: config.replay.burst,
+        };
+        let target = receive.replay_target;
+        let file = config.replay.file.as_deref();
+        crate::replay::spawn(file, target, pacing, looping, Arc::clone(&shutdown))?;
+    }
+    let runtime = crate::grpc::runtime(config.grpc.realtime_priority)?;
+    let grpc = GrpcOptions {
+        address: config.grpc.address,
+        limits: FilterLimits {
+            max_filters: config.grpc.max_filters,
+            max_keys: config.grpc.max_keys,
+            ..FilterLimits::default()
+        },
+        max_subscribers: config.grpc.max_subscribers,
+        max_subscribers_per_ip: config.grpc.max_subscribers_per_ip,
+        shutdown_timeout: std::time::Duration::from_secs(config.grpc.shutdown_timeout_secs),
+        tokens,
+        tls: grpc_tls,
+        connection_limits: ConnectionLimits {
+            per_ip: config.grpc.max_connections_per_ip,
+            first_bytes: std::time::Duration::from_secs(config.grpc.first_bytes_timeout_secs),
+        },
+        connections: Arc::clone(&metrics.connections),
+    };
+    let served = runtime.block_on(serve_grpc(grpc, feed, stream_metrics, stop, stopped));
+    shutdown.store(true, Ordering::Release);
+    join_pipeline(pipeline)?;
+    if let Some(fetcher) = trust.fetcher {
+        fetcher
+            .join()
+            .map_err(|_| anyhow::anyhow!("leader schedule fetcher panicked"))?;
+    }
+    lookups
+        .thread
+        .join()
+        .map_err(|_| anyhow::anyhow!("lookup-table thread panicked"))?;
+    // Detach the XDP programs now that nothing reads their sockets.
+    drop(receive.attachments);
+    frontends.stop()?;
+    served
+}
+
+/// The key of a looping replay (its own re-signing key), which it verifies.
+fn replay_leader(looping: bool) -> anyhow::Result<Option<ed25519_dalek::VerifyingKey>> {
+    if !looping {
+        return Ok(None);
+    }
+    let leader = crate::replay::replay_reslotter().leader();
+    info!(leader = %bs58::encode(leader).into_string(), "replay leader");
+    Ok(Some(LeaderSchedule::key_from_bytes(&leader)?))
+}
+
+/// Builds the rings and starts the receive threads and the workers.
+fn start_pipeline(
+    config: &Config,
+    receive: &mut ReceiveSetup,
+    feed: &Feed,
+    registry: decoder::dex::ProgramRegistry,
+    (leaders, lookups): (
+        &Arc<crate::cluster::LeaderSlot>,
+        &Arc<crate::cluster::lookup_tables::LookupTables>,
+    ),
+    stream_metrics: &Arc<StreamMetrics>,
+    shutdown: &Arc<AtomicBool>,
+) -> anyhow::Result<(Pipeline, Arc<Metrics>)> {
+    let sources = std::mem::take(&mut receive.sources);
+    let cores = core_affinity::get_core_ids().map_or(1, |ids| ids.len());
+    let pool_options = PoolOptions::from_config(config, cores, sources.len());
+    let (source_rings, worker_rings, ring_stats) =
+        crate::pipeline::workers::build_rings(sources.len(), &pool_options);
+    info!(
+        workers = pool_options.workers,
+        receive_threads = sources.len(),
+        ring_slots = pool_options.ring_slots,
+        forward_slots = pool_options.forward_slots,
+        "worker pool"
+    );
+    let metrics = Arc::new(Metrics::new(
+        Arc::clone(stream_metrics),
+        feed.clone(),
+        config.grpc.subscriber_queue,
+        receive.metrics.clone(),
+        ring_stats
+            .into_iter()
+            .map(|stats| Box::new(stats) as Box<dyn RingGauge>)
+            .collect(),
+    ));
+    let pool = PoolConfig {
+        batch_capacity: config.sources.receive_batch,
+        realtime_priority: config.workers.realtime_priority,
+    };
+    let receivers = crate::receive::thread::spawn(sources, pool, source_rings, shutdown)?;
+    let shared = Arc::new(WorkerShared {
+        feed: feed.clone(),
+        registry: Arc::new(registry),
+        metrics: Arc::clone(&metrics),
+        shutdown: Arc::clone(shutdown),
+        decoder_config: config.decoder_config(),
+        leaders: Arc::clone(leaders),
+        highest_notified: std::sync::Mutex::new(None),
+        lookups: Arc::clone(lookups),
+    });
+    let workers = crate::pipeline::workers::spawn(worker_rings, &pool_options, &shared)?;
+    Ok((Pipeline { receivers, workers }, metrics))
+}
+
+/// Joins the workers, then the receive threads (after the shutdown flag is set).
+fn join_pipeline(pipeline: Pipeline) -> anyhow::Result<()> {
+    for worker in pipeline.workers {
+        worker
+            .join()
+            .map_err(|_| anyhow::anyhow!("worker panicked"))?;
+    }
+    for receiver in pipeline.receivers {
+        receiver
+            .join()
+            .map_err(|_| anyhow::anyhow!("receive thread panicked"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! The shred appliance as a library: what the `appliance` binary runs, and what the bench tools
+//! and tests drive directly. docs/architecture.md maps it.
+//!
+//! - [`cli`]: the command line, one module per subcommand; `cli::run` wires the service.
+//! - [`config`]: the TOML file and every flag of `run`, validated as one.
+//! - [`receive`]: receive threads (AF_XDP, batched UDP) that shard datagrams into the worker rings.
+//! - [`pipeline`]: the worker pool (decode, stamp, publish), its rings, wake-ups and scheduling.
+//! - [`replay`]: the replay source of the embedded default and `--replay`.
+//! - [`grpc`], [`frontends`]: serving the stream, and the HTTP address (archive, insights,
+//!   health, metrics).
+//! - [`metrics`]: every Prometheus family of the appliance.
+
+// Unsafe code lives only in the receive backends (`receive::{sockopt, udp, xdp}`), the lock-free
+// worker ring (`pipeline::ring`), the replay's sendmmsg (`replay::send`) and
+// `sched_setscheduler` (`pipeline::sched`), which allow it module by module with a `// SAFETY:`
+// note on every block.
+#![deny(unsafe_code)]
+
+pub mod cli;
+pub mod cluster;
+pub mod config;
+#[allow(unsafe_code)] // getrlimit/setrlimit
+pub mod fd_limit;
+pub mod frontends;
+pub mod grpc;
+pub mod metrics;
+pub mod pipeline;
+pub mod programs;
+pub mod receive;
+pub mod replay;
+pub mod security;

@@ -1,0 +1,558 @@
+//! Address lookup tables end to end through the real process (issue 20, docs/lookup-tables.md):
+//! the fixture shreds over UDP, the tables of the fixtures' manifest served as real account data
+//! by the stand-in cluster JSON-RPC, updates over gRPC. Every published v0 transaction's loaded
+//! addresses equal the reference computed here from the manifest, and an account filter on a
+//! loaded-only address matches; tables the cluster cannot give (absent, another owner, malformed
+//! data, RPC down) leave their transactions published unresolved and counted; a restart resolves
+//! from the persisted cache without any RPC.
+//!
+//! Trust: `--trust-feed` (the leader schedule's own tests cover verification), so `--rpc` serves
+//! the lookup tables only.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+mod process;
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use decoder::lookup::{
+    ADDRESS_LOOKUP_TABLE_PROGRAM_ID, LookupTableMeta, encode_lookup_table_account,
+};
+use decoder::transaction::parse_transaction_exact;
+use serde_json::Value;
+use stream_proto::stream::stream_client::StreamClient;
+use stream_proto::stream::{
+    DecodedTransaction, LookupStatus, ProgramFilter, SubscribeRequest, subscribe_update::Update,
+};
+use testkit::cluster_rpc::{Behavior, ClusterStandin, ClusterState, StandinAccount};
+use tokio_stream::StreamExt;
+
+use process::{Appliance, http_get};
+
+type Key = [u8; 32];
+
+fn fixture(relative: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../decoder/tests/fixtures")
+        .join(relative)
+}
+
+fn manifest() -> Value {
+    serde_json::from_slice(&std::fs::read(fixture("shreds/manifest.json")).unwrap()).unwrap()
+}
+
+fn key(text: &str) -> Key {
+    bs58::decode(text).into_vec().unwrap().try_into().unwrap()
+}
+
+/// The manifest's tables: address → addresses.
+fn tables(manifest: &Value) -> Vec<(Key, Vec<Key>)> {
+    manifest["address_lookup_tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|table| {
+            let addresses = table["addresses"].as_array().unwrap();
+            (
+                key(table["address"].as_str().unwrap()),
+                addresses.iter().map(|a| key(a.as_str().unwrap())).collect(),
+            )
+        })
+        .collect()
+}
+
+/// One fixture transaction: its wire bytes and whether it calls a supported program.
+struct FixtureTx {
+    bytes: Vec<u8>,
+    published: bool,
+}
+
+/// Signature → transaction, every slot.
+fn transactions(manifest: &Value) -> HashMap<Vec<u8>, FixtureTx> {
+    use base64::Engine;
+    let mut out = HashMap::new();
+    for slot in manifest["slots"].as_array().unwrap() {
+        for tx in slot["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|entry| entry["transactions"].as_array().unwrap())
+        {
+            let signature = bs58::decode(tx["signature"].as_str().unwrap())
+                .into_vec()
+                .unwrap();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(tx["bytes"].as_str().unwrap())
+                .unwrap();
+            let published = tx["anchor_calls"].as_array().is_some_and(|c| !c.is_empty());
+            out.insert(signature, FixtureTx { bytes, published });
+        }
+    }
+    out
+}
+
+/// The reference: the runtime's loaded addresses (writable of every lookup, then read-only),
+/// `None` for a lookup whose table is not in `known`.
+fn reference(bytes: &[u8], known: &HashMap<Key, Vec<Key>>) -> (Vec<Option<Key>>, Vec<Option<Key>>) {
+    let transaction = parse_transaction_exact(bytes).unwrap();
+    let (mut writable, mut readonly) = (Vec::new(), Vec::new());
+    for lookup in transaction.address_table_lookups() {
+        let table = known.get(lookup.table);
+        let pick = |index: &u8| table.map(|addresses| addresses[usize::from(*index)]);
+        writable.extend(lookup.writable_indices.iter().map(pick));
+        readonly.extend(lookup.readonly_indices.iter().map(pick));
+    }
+    (writable, readonly)
+}
+
+fn as_keys(addresses: &[Vec<u8>]) -> Vec<Option<Key>> {
+    addresses
+        .iter()
+        .map(|bytes| Key::try_from(bytes.as_slice()).ok())
+        .collect()
+}
+
+fn table_account(addresses: &[Key]) -> StandinAccount {
+    let mut data = Vec::new();
+    encode_lookup_table_account(&LookupTableMeta::new(Some([9; 32])), addresses, &mut data);
+    StandinAccount {
+        owner: bs58::encode(ADDRESS_LOOKUP_TABLE_PROGRAM_ID).into_string(),
+        data,
+        lamports: 1_000_000,
+    }
+}
+
+/// The stand-in serving `accounts` at a slot after the fixtures'.
+fn cluster(accounts: Vec<(Key, StandinAccount)>) -> ClusterStandin {
+    let mut state = ClusterState::new(432_000, 361_200_010);
+    for (address, account) in accounts {
+        state
+            .accounts
+            .insert(bs58::encode(address).into_string(), account);
+    }
+    ClusterStandin::start(state).unwrap()
+}
+
+fn every_slot(manifest: &Value) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for slot in manifest["slots"].as_array().unwrap() {
+        let file = slot["files"]["full"].as_str().unwrap();
+        let bytes = std::fs::read(fixture(&format!("shreds/{file}"))).unwrap();
+        out.extend(capture::framing::records(&bytes).map(|r| r.unwrap().payload.to_vec()));
+    }
+    out
+}
+
+fn send(target: SocketAddr, datagrams: &[Vec<u8>]) {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for datagram in datagrams {
+        socket.send_to(datagram, target).unwrap();
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
+
+fn free_address() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+struct Running {
+    appliance: Appliance,
+    udp: SocketAddr,
+    grpc: SocketAddr,
+    http: SocketAddr,
+}
+
+/// The appliance with `--trust-feed`, the data directory and `extra` flags.
+fn start(extra: &[&str], data_dir: &Path) -> Running {
+    let (udp, grpc, http) = (free_address(), free_address(), free_address());
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["run", "--trust-feed", "--udp", &udp.to_string()])
+        .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Running {
+        appliance: Appliance { child },
+        udp,
+        grpc,
+        http,
+    }
+}
+
+/// A configuration file preloading `tables`.
+fn preload_config(dir: &Path, tables: &[Key]) -> PathBuf {
+    let list: String = tables
+        .iter()
+        .map(|table| format!("{}\n", bs58::encode(table).into_string()))
+        .collect();
+    let list_path = dir.join("preload.txt");
+    std::fs::write(&list_path, format!("# fixture tables\n{list}")).unwrap();
+    let config = dir.join("appliance.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[lookup_tables]\npreload = {:?}\n",
+            list_path.display().to_string()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// The `/metrics` text once the server answers.
+fn metrics(http: SocketAddr) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if std::net::TcpStream::connect(http).is_ok() {
+            let (status, body) = http_get(http, "/metrics", &[]);
+            if status == 200 {
+                return body;
+            }
+        }
+        assert!(Instant::now() < deadline, "no /metrics");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The value of the `/metrics` line starting with `prefix` (0 when absent).
+fn metric(http: SocketAddr, prefix: &str) -> u64 {
+    metrics(http)
+        .lines()
+        .find(|line| line.starts_with(prefix))
+        .map_or(0, |line| line.rsplit(' ').next().unwrap().parse().unwrap())
+}
+
+/// Waits until `prefix`'s value satisfies `ready`.
+fn wait_metric(http: SocketAddr, prefix: &str, ready: impl Fn(u64) -> bool) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let value = metric(http, prefix);
+        if ready(value) {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{prefix} stayed at {value}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Subscribes with `filters` (empty: everything) and sends every fixture slot; returns each
+/// transaction's envelope (one per signature; a delta's envelope) with its matched filters.
+async fn publish_all(
+    running: &Running,
+    filters: HashMap<String, ProgramFilter>,
+    datagrams: Vec<Vec<u8>>,
+) -> HashMap<Vec<u8>, DecodedTransaction> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut client = loop {
+        match StreamClient::connect(format!("http://{}", running.grpc)).await {
+            Ok(client) => break client,
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            Err(error) => panic!("no gRPC server: {error}"),
+        }
+    };
+    let request = SubscribeRequest {
+        subscriptions: filters,
+        ping_id: Some(1),
+    };
+    let mut updates = client
+        .subscribe_decoded(tokio_stream::iter([request]).chain(tokio_stream::pending()))
+        .await
+        .unwrap()
+        .into_inner();
+    let pong = updates.next().await.unwrap().unwrap();
+    assert_eq!(pong.update, Some(Update::Pong(1)));
+    let udp = running.udp;
+    let sender = std::thread::spawn(move || send(udp, &datagrams));
+    let mut out = HashMap::new();
+    while let Ok(Some(update)) = tokio::time::timeout(Duration::from_secs(4), updates.next()).await
+    {
+        let envelope = match update.unwrap().update {
+            Some(Update::Transaction(tx)) => tx,
+            Some(Update::Delta(delta)) => delta.envelope.unwrap(),
+            _ => continue,
+        };
+        out.insert(envelope.signature.clone(), envelope);
+    }
+    sender.join().unwrap();
+    out
+}
+
+/// An address some published transactions load without naming it as a static key (the most
+/// such transactions), and every published transaction that names or loads it.
+fn loaded_only_address(
+    fixtures: &HashMap<Vec<u8>, FixtureTx>,
+    known: &HashMap<Key, Vec<Key>>,
+) -> (Key, BTreeSet<Vec<u8>>) {
+    let mut only_loaded: HashMap<Key, usize> = HashMap::new();
+    let mut holders: HashMap<Key, BTreeSet<Vec<u8>>> = HashMap::new();
+    for (signature, tx) in fixtures.iter().filter(|(_, tx)| tx.published) {
+        let transaction = parse_transaction_exact(&tx.bytes).unwrap();
+        let statics: BTreeSet<Key> = transaction.static_account_keys().iter().copied().collect();
+        let (writable, readonly) = reference(&tx.bytes, known);
+        let loaded: BTreeSet<Key> = writable.into_iter().chain(readonly).flatten().collect();
+        for address in loaded.difference(&statics) {
+            *only_loaded.entry(*address).or_default() += 1;
+        }
+        for address in statics.union(&loaded) {
+            holders
+                .entry(*address)
+                .or_default()
+                .insert(signature.clone());
+        }
+    }
+    let (address, _) = only_loaded
+        .into_iter()
+        .max_by_key(|(address, count)| (*count, *address))
+        .unwrap();
+    (address, holders.remove(&address).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_tables_from_the_cluster_resolve_every_v0_transaction_and_filters_see_them() {
+    let manifest = manifest();
+    let tables = tables(&manifest);
+    let known: HashMap<Key, Vec<Key>> = tables.iter().cloned().collect();
+    let fixtures = transactions(&manifest);
+    let standin = cluster(
+        tables
+            .iter()
+            .map(|(table, addresses)| (*table, table_account(addresses)))
+            .collect(),
+    );
+    let data = tempfile::tempdir().unwrap();
+    let keys: Vec<Key> = tables.iter().map(|(table, _)| *table).collect();
+    let config = preload_config(data.path(), &keys);
+    let config = config.display().to_string();
+    let running = start(&["--rpc", &standin.url(), "--config", &config], data.path());
+    wait_metric(running.http, "appliance_lookup_tables_cached ", |n| n == 4);
+    assert!(standin.calls("getMultipleAccounts") >= 1);
+
+    let (address, loaders) = loaded_only_address(&fixtures, &known);
+    let filters = HashMap::from([
+        ("all".to_owned(), ProgramFilter::default()),
+        (
+            "loaded".to_owned(),
+            ProgramFilter {
+                accounts_include: vec![bs58::encode(address).into_string()],
+                ..Default::default()
+            },
+        ),
+    ]);
+    let received = publish_all(&running, filters, every_slot(&manifest)).await;
+
+    let mut v0_checked = 0;
+    for (signature, tx) in fixtures.iter().filter(|(_, tx)| tx.published) {
+        let envelope = received
+            .get(signature)
+            .expect("a published transaction missing");
+        let (writable, readonly) = reference(&tx.bytes, &known);
+        assert_eq!(as_keys(&envelope.loaded_writable_addresses), writable);
+        assert_eq!(as_keys(&envelope.loaded_readonly_addresses), readonly);
+        let status = if envelope.uses_lookup_tables {
+            LookupStatus::Resolved
+        } else {
+            LookupStatus::NoLookups
+        };
+        assert_eq!(envelope.lookup_status, status as i32);
+        v0_checked += usize::from(envelope.uses_lookup_tables);
+        let matched = envelope.matched_filters.iter().any(|f| f == "loaded");
+        assert_eq!(
+            matched,
+            loaders.contains(signature),
+            "filter on a loaded address"
+        );
+    }
+    assert_eq!(
+        v0_checked, 1041,
+        "every published v0 transaction of the fixtures"
+    );
+    assert!(!loaders.is_empty());
+    assert_eq!(
+        metric(
+            running.http,
+            "appliance_lookup_unresolved_total{reason=\"unknown_table\"} "
+        ),
+        0
+    );
+    assert!(
+        metric(
+            running.http,
+            "appliance_lookup_transactions_total{status=\"resolved\"} "
+        ) >= 1041
+    );
+    assert!(metric(running.http, "appliance_lookup_table_hits_total ") > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_the_cluster_cannot_give_are_published_unresolved_and_counted() {
+    let manifest = manifest();
+    let tables = tables(&manifest);
+    let fixtures = transactions(&manifest);
+    // Table 0: another owner; 1: malformed data; 2: no account; 3: a good table.
+    let mut wrong_owner = table_account(&tables[0].1);
+    wrong_owner.owner = "11111111111111111111111111111111".into();
+    let mut malformed = table_account(&tables[1].1);
+    malformed.data.truncate(40);
+    let standin = cluster(vec![
+        (tables[0].0, wrong_owner),
+        (tables[1].0, malformed),
+        (tables[3].0, table_account(&tables[3].1)),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let keys: Vec<Key> = tables.iter().map(|(table, _)| *table).collect();
+    let config = preload_config(data.path(), &keys).display().to_string();
+    let running = start(&["--rpc", &standin.url(), "--config", &config], data.path());
+    wait_metric(running.http, "appliance_lookup_tables_cached ", |n| n == 1);
+    for outcome in ["wrong_owner", "invalid_data", "absent", "found"] {
+        let prefix =
+            format!("appliance_lookup_table_fetch_outcomes_total{{outcome=\"{outcome}\"}} ");
+        wait_metric(running.http, &prefix, |n| n >= 1);
+    }
+    let received = publish_all(
+        &running,
+        HashMap::from([("all".to_owned(), ProgramFilter::default())]),
+        every_slot(&manifest),
+    )
+    .await;
+    let good: HashMap<Key, Vec<Key>> = [tables[3].clone()].into_iter().collect();
+    let mut unresolved = 0;
+    for (signature, tx) in fixtures.iter().filter(|(_, tx)| tx.published) {
+        let envelope = received
+            .get(signature)
+            .expect("a published transaction missing");
+        let (writable, readonly) = reference(&tx.bytes, &good);
+        assert_eq!(as_keys(&envelope.loaded_writable_addresses), writable);
+        assert_eq!(as_keys(&envelope.loaded_readonly_addresses), readonly);
+        let resolved = writable
+            .iter()
+            .chain(&readonly)
+            .filter(|a| a.is_some())
+            .count();
+        let positions = writable.len() + readonly.len();
+        if positions > 0 && resolved < positions {
+            unresolved += 1;
+            assert!(
+                [
+                    LookupStatus::Unresolved as i32,
+                    LookupStatus::PartlyResolved as i32
+                ]
+                .contains(&envelope.lookup_status)
+            );
+        }
+    }
+    assert!(unresolved > 0);
+    let counted = metric(
+        running.http,
+        "appliance_lookup_unresolved_total{reason=\"unknown_table\"} ",
+    );
+    assert!(counted >= unresolved, "{counted} < {unresolved}");
+    // Refused tables are not asked again at once: at most one more request per table.
+    assert!(metric(running.http, "appliance_lookup_table_fetch_pending ") <= 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_rpc_down_transactions_are_published_unresolved() {
+    let manifest = manifest();
+    let fixtures = transactions(&manifest);
+    let standin = cluster(Vec::new());
+    standin.update(|state| state.behavior = Behavior::Down);
+    let data = tempfile::tempdir().unwrap();
+    let running = start(&["--rpc", &standin.url()], data.path());
+    let received = publish_all(
+        &running,
+        HashMap::from([("all".to_owned(), ProgramFilter::default())]),
+        every_slot(&manifest),
+    )
+    .await;
+    let mut v0 = 0;
+    for (signature, tx) in fixtures.iter().filter(|(_, tx)| tx.published) {
+        let envelope = received
+            .get(signature)
+            .expect("a published transaction missing");
+        if envelope.uses_lookup_tables {
+            v0 += 1;
+            assert_eq!(envelope.lookup_status, LookupStatus::Unresolved as i32);
+            let (writable, readonly) = reference(&tx.bytes, &HashMap::new());
+            assert_eq!(as_keys(&envelope.loaded_writable_addresses), writable);
+            assert_eq!(as_keys(&envelope.loaded_readonly_addresses), readonly);
+        }
+    }
+    assert_eq!(v0, 1041);
+    wait_metric(
+        running.http,
+        "appliance_lookup_table_fetch_errors_total ",
+        |n| n >= 1,
+    );
+    assert!(
+        metric(
+            running.http,
+            "appliance_lookup_transactions_total{status=\"unresolved\"} "
+        ) >= 1041
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_resolves_from_the_persisted_cache_without_the_cluster() {
+    let manifest = manifest();
+    let tables = tables(&manifest);
+    let known: HashMap<Key, Vec<Key>> = tables.iter().cloned().collect();
+    let fixtures = transactions(&manifest);
+    let data = tempfile::tempdir().unwrap();
+    {
+        let standin = cluster(
+            tables
+                .iter()
+                .map(|(table, addresses)| (*table, table_account(addresses)))
+                .collect(),
+        );
+        let keys: Vec<Key> = tables.iter().map(|(table, _)| *table).collect();
+        let config = preload_config(data.path(), &keys).display().to_string();
+        let mut running = start(&["--rpc", &standin.url(), "--config", &config], data.path());
+        wait_metric(running.http, "appliance_lookup_tables_cached ", |n| n == 4);
+        // A graceful stop writes the cache.
+        let pid = running.appliance.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while running.appliance.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "no graceful stop");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // No RPC at all now.
+    let running = start(&[], data.path());
+    wait_metric(running.http, "appliance_lookup_tables_cached ", |n| n == 4);
+    let received = publish_all(
+        &running,
+        HashMap::from([("all".to_owned(), ProgramFilter::default())]),
+        every_slot(&manifest),
+    )
+    .await;
+    let mut v0 = 0;
+    for (signature, tx) in fixtures.iter().filter(|(_, tx)| tx.published) {
+        let envelope = received
+            .get(signature)
+            .expect("a published transaction missing");
+        if envelope.uses_lookup_tables {
+            v0 += 1;
+            assert_eq!(envelope.lookup_status, LookupStatus::Resolved as i32);
+            let (writable, readonly) = reference(&tx.bytes, &known);
+            assert_eq!(as_keys(&envelope.loaded_writable_addresses), writable);
+            assert_eq!(as_keys(&envelope.loaded_readonly_addresses), readonly);
+        }
+    }
+    assert_eq!(v0, 1041);
+}
