@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use archive::build::{BuildOptions, build_indexes};
-use archive::synth::{Rng, Synth, SynthOptions};
 use archive::writer::{CarWriter, RootKind, WriterOptions};
 use archive::{ArchiveStore, LocalArchive, SlotLookup};
+use testkit::synth::{Rng, Synth, SynthOptions};
 
 const EPOCH: u64 = 5;
 

@@ -23,11 +23,11 @@ use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use ::stream::fanout::{Hub, Subscriber};
+use ::stream::filter::{FilterLimits, Filters};
+use ::stream::service::personalise;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use prost::Message;
-use server::fanout::{Hub, Subscriber};
-use server::filter::{FilterLimits, Filters};
-use server::stream_service::personalise;
 use stream_proto::stream::{
     DecodedInstruction, DecodedTransaction, DeltaDexLeg, DeltaUpdate, ProgramFilter, ServerTiming,
     SubscribeUpdate, subscribe_update::Update,
@@ -199,6 +199,7 @@ fn transactions(universe: &Universe, count: usize, rng: &mut Rng) -> Vec<Subscri
                 uses_lookup_tables: false,
                 matched_filters: Vec::new(),
                 server_timing: timing,
+                ..Default::default()
             };
             let update = if n % 8 == 7 {
                 Update::Delta(DeltaUpdate {

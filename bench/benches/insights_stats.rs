@@ -9,11 +9,11 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use insights::from_rpc::stats_from_block_json;
 use serde_json::{Value, json};
-use server::insights::from_rpc::stats_from_block_json;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/insights/blocks")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../insights/tests/fixtures/insights/blocks")
 }
 
 /// A block JSON of at least `target` bytes.

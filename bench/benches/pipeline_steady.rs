@@ -5,7 +5,7 @@
 //! Per record of a [`SteadyFeed`] loop (six fixture slots renumbered and re-signed loop after
 //! loop): `SetStage::ingest` (parse, Merkle proof, leader signature once per set, store, recover)
 //! with its events applied to the `SlotStage` (one worker owns every slot, as with `--workers 1`),
-//! then for every completed entry batch `server::updates::publish_batch`, the worker's own step:
+//! then for every completed entry batch `appliance::pipeline::publish::Publisher::publish_batch`, the worker's batch-wise step:
 //! every transaction through the DEX decoders into `SubscribeUpdate`s, the six-stamp
 //! `ServerTiming` and `Feed::publish` into the real fan-out hub with one started subscriber whose
 //! empty filter map matches everything (so each update is matched and encoded once, and queued). The subscriber's queue is drained outside the
@@ -26,14 +26,16 @@
 
 use std::time::Duration;
 
+use appliance::pipeline::publish::Publisher;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use decoder::DecodeStats;
 use decoder::decoder::ShredOutcome;
 use decoder::dex::ProgramRegistry;
 use decoder::{LeaderSchedule, SetStage, SlotStage, SlotStageConfig};
-use server::fanout::Subscriber;
-use server::filter::Filters;
-use server::stream_service::Feed;
-use server::updates::{DecodeStats, publish_batch, unix_nanos};
+use stream::fanout::Subscriber;
+use stream::filter::Filters;
+use stream::service::Feed;
+use stream::timing::unix_nanos;
 
 use bench::steady::{FeedOrder, LoopsAhead, SteadyFeed, steady_decoder_config};
 
@@ -58,6 +60,7 @@ struct Pipeline {
     slots: SlotStage,
     registry: ProgramRegistry,
     stats: DecodeStats,
+    lookups: appliance::pipeline::lookups::WorkerLookups,
     feed: Feed,
 }
 
@@ -79,18 +82,20 @@ impl Pipeline {
                 continue;
             }
             let capture_done = unix_nanos();
+            let mut published = 0;
+            let mut publisher = Publisher {
+                registry: &self.registry,
+                feed: &self.feed,
+                stats: &mut self.stats,
+                lookups: &mut self.lookups,
+                published: |_: &_| published += 1,
+            };
             while let Some(batch) = self.slots.next_batch() {
                 pass.batches += 1;
                 pass.transactions += batch.entries.transaction_count();
-                publish_batch(
-                    &batch,
-                    capture_done,
-                    &self.registry,
-                    &self.feed,
-                    &mut self.stats,
-                    |_| pass.published += 1,
-                );
+                publisher.publish_batch(&batch, capture_done);
             }
+            pass.published += published;
         }
         pass
     }
@@ -135,6 +140,7 @@ fn pipeline_steady(c: &mut Criterion) {
                 slots: SlotStage::new(SlotStageConfig::from(&config)),
                 registry: ProgramRegistry::default(),
                 stats: DecodeStats::default(),
+                lookups: appliance::pipeline::lookups::WorkerLookups::standalone(),
                 feed: Feed::new(1 << 14),
             };
             let mut subscriber = Subscriber::new(pipeline.feed.hub().clone());

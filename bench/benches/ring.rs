@@ -1,5 +1,5 @@
 //! Push/pop throughput of the worker rings across two threads: the lock-free SPSC ring of
-//! `appliance/src/ring.rs` (compiled here from its source: the appliance is a binary crate)
+//! `appliance::pipeline::ring` (used through the appliance's library target)
 //! against the previous design, one uncontended `Mutex` per slot (`MutexRing` below, the ring as
 //! of commit 14a7f76, kept only as the baseline).
 //!
@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
-#[allow(dead_code, unused_imports)]
-#[path = "../../appliance/src/ring.rs"]
-mod ring;
+use appliance::pipeline::ring;
 
 /// Slots per ring (the appliance's receive rings default to 8,192; a smaller ring keeps the
 /// full/empty edges in play).

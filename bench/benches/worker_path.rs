@@ -2,8 +2,8 @@
 //! drops): `SetStage::ingest` of every record with its events applied to a `SlotStage` (what a
 //! worker of `appliance run` does for the slots it owns), after each record draining
 //! `next_batch`, decoding every transaction with the DEX decoders into `SubscribeUpdate`s
-//! (`server::updates::transaction_updates`) and encoding each update with protobuf into a reused
-//! buffer: datagram to wire bytes, on one thread, without the receive copy and the broadcast.
+//! (`stream::encode::transaction_updates`) and encoding each update with protobuf into a reused
+//! buffer: datagram to wire bytes, on one thread, without the receive copy and the fan-out.
 //!
 //! `checked` authenticates (Merkle proofs, one leader signature per set with the manifest's
 //! per-slot schedule, recovered shreds re-authenticated); `unauthenticated` is the trusted-feed
@@ -14,7 +14,7 @@ use decoder::decoder::ShredOutcome;
 use decoder::dex::ProgramRegistry;
 use decoder::{DecoderConfig, LeaderSchedule, SetStage, SlotStage, SlotStageConfig};
 use prost::Message;
-use server::updates::{DecodeStats, Placement, transaction_updates};
+use stream::encode::{DecodeStats, Placement, transaction_updates};
 
 #[global_allocator]
 static ALLOC: bench::PrefaultAlloc = bench::PrefaultAlloc;

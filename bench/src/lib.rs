@@ -12,10 +12,11 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::path::PathBuf;
 
+use capture::framing;
 use decoder::decoder::ShredOutcome;
 use decoder::entry::EntryBatch;
 use decoder::fec::FecConfig;
-use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder, framing};
+use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder};
 
 pub mod steady;
 
@@ -39,7 +40,7 @@ pub fn read_fixture(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
-/// The payloads of a capture (any framing `decoder::framing` knows), one owned buffer per record,
+/// The payloads of a capture (any framing `capture::framing` knows), one owned buffer per record,
 /// as a receive ring would hold them.
 pub fn records(bytes: &[u8]) -> Vec<Vec<u8>> {
     framing::records(bytes)

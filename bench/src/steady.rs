@@ -1,6 +1,6 @@
 //! An endless feed of the fixture slots for steady-state benches: one long-lived decoder sees
 //! loop after loop of the six fixture slots, each loop renumbered to fresh slots above the last
-//! (re-encoded, re-hashed and re-signed by [`decoder::reslot::Reslotter`], as the appliance's
+//! (re-encoded, re-hashed and re-signed by [`capture::reslot::Reslotter`], as the appliance's
 //! replay does), with the records of every loop in the order (and with the drops) of the chosen
 //! fixture files.
 //!
@@ -8,8 +8,8 @@
 //! the decode; a worker of `appliance run` instead reuses the same warm pools for days. This feed
 //! lets a bench keep one decoder, so the timed loop is the steady state.
 
+use capture::reslot::Reslotter;
 use decoder::merkle::Hash;
-use decoder::reslot::Reslotter;
 use decoder::{DecoderConfig, LeaderSchedule};
 use ed25519_dalek::SigningKey;
 

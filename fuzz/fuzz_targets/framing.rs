@@ -3,7 +3,7 @@
 //! overlapping, each payload lies inside the input, and nothing follows an error.
 #![no_main]
 
-use decoder::framing::{Framing, detect, records};
+use capture::framing::{Framing, detect, records};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {

@@ -67,6 +67,7 @@ fn config(knobs: u8) -> DecoderConfig {
             max_sets_in_flight: 1 << (knobs >> 2 & 3),
             completed_sets_remembered: 4,
             authenticate: !(bit(4) && bit(5)),
+            ..FecConfig::default()
         },
         deshred: DeshredConfig {
             max_slots_in_flight: if bit(5) { 1 } else { 2 },
@@ -76,6 +77,7 @@ fn config(knobs: u8) -> DecoderConfig {
         window_reset_after_ns: 1_000_000_000,
         max_batch_bytes: if bit(6) { 4 << 10 } else { 64 << 10 },
         max_pending_batches: if bit(4) { 1 } else { 4 },
+        incremental: Default::default(),
     }
 }
 

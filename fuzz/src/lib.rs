@@ -37,8 +37,9 @@ pub fn span_within(input: &[u8], part: &[u8]) -> Range<usize> {
     start..end
 }
 
-/// Every accessor of a parsed shred stays inside `input`, where the spec's layout puts it, with
-/// the lengths its variant implies; header fields read back from the wire.
+/// Every accessor of a parsed shred stays inside `input`, where the layout of docs/decoder.md
+/// (format §6) puts it, with the lengths its variant implies; header fields read back from the
+/// wire.
 pub fn check_shred(input: &[u8], shred: &ShredRef<'_>) {
     let variant = shred.variant();
     let payload = shred.payload();

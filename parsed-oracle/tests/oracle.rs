@@ -123,7 +123,7 @@ fn oracle(program: &Pubkey, data: &[u8], keys: &[Pubkey]) -> Option<Value> {
 
 fn ours(program: &Pubkey, data: &[u8], keys: &[Pubkey]) -> Option<Value> {
     let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
-    server::rpc::parsed::parse_program(program.as_ref(), data, &keys)
+    rpc::parsed::parse_program(program.as_ref(), data, &keys)
         .map(|(name, parsed)| json!({"parsed": parsed, "program": name}))
 }
 

@@ -9,8 +9,8 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use archive::synth::{Synth, SynthOptions};
 use archive::writer::{CarWriter, RootKind, WriterOptions};
+use testkit::synth::{Synth, SynthOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut out = None;

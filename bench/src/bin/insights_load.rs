@@ -21,13 +21,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use front::http::{HttpOptions, serve};
 use hdrhistogram::Histogram;
-use server::http::{HttpOptions, serve};
-use server::insights::standin::{Pace, StandinChain, StandinServer};
-use server::insights::{Insights, InsightsConfig};
+use insights::{Insights, InsightsConfig};
+use testkit::insights_standin::{Pace, StandinChain, StandinServer};
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/insights")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../insights/tests/fixtures/insights")
 }
 
 fn arg(args: &[String], name: &str, default: u64) -> u64 {

@@ -4,7 +4,7 @@
 //! update, plus the client's own receive time, into HDR histograms.
 //!
 //! ```text
-//! appliance run (child) ── replay ─► UDP ─► decode ─► broadcast ─► N sessions ─► gRPC
+//! appliance run (child) ── replay ─► UDP ─► decode ─► fan-out  ─► N sessions ─► gRPC
 //!                                                                     │
 //! harness: probe (empty filter, learns real keys) ─► N subscribers ◄──┘ ─► histograms ─► table
 //! ```
@@ -100,6 +100,10 @@ struct Args {
     /// Keep the appliance's log in this file (default: discarded).
     #[arg(long = "appliance-log")]
     appliance_log: Option<PathBuf>,
+    /// The appliance's deshred path, passed as `--deshred`: `incremental` (each transaction when
+    /// its bytes are complete) or `batch` (with its whole entry batch).
+    #[arg(long, default_value = "incremental", value_parser = ["incremental", "batch"])]
+    deshred: String,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -179,7 +183,8 @@ async fn run(args: &Args) -> anyhow::Result<report::Report> {
     for _ in 0..connections {
         channels.push(connect(&endpoint).await?);
     }
-    let shared = Arc::new(subscribers::Shared::new()?);
+    let ready = ready::Table::build(args)?;
+    let shared = Arc::new(subscribers::Shared::new(ready)?);
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let (started_tx, mut started_rx) = tokio::sync::mpsc::channel(args.subscribers);
     let mut tasks = Vec::with_capacity(args.subscribers);
@@ -326,6 +331,7 @@ mod appliance {
                 command.arg("--replay").arg(replay).arg("--replay-loop");
             }
             command.args(["--replay-rate", &args.rate.to_string()]);
+            command.args(["--deshred", &args.deshred]);
             if args.burst {
                 command.arg("--replay-burst");
             }
@@ -690,7 +696,7 @@ mod stats {
         pub what: &'static str,
     }
 
-    pub const STAGES: [Stage; 9] = [
+    pub const STAGES: [Stage; 11] = [
         Stage {
             name: "capture",
             what: "capture_done - first_read",
@@ -727,12 +733,22 @@ mod stats {
             name: "end_to_end",
             what: "client_recv - first_read",
         },
+        Stage {
+            name: "ready_to_client",
+            what: "client_recv - ready (its last shred received; uniform pacing)",
+        },
+        Stage {
+            name: "first_shred_to_client",
+            what: "client_recv - its batch's first shred received (uniform pacing)",
+        },
     ];
 
     /// Index of `server_total` (first_read → subscriber_recv) in [`STAGES`]: the goal's stage.
     pub const SERVER_TOTAL: usize = 5;
     /// Index of `end_to_end` in [`STAGES`].
     pub const END_TO_END: usize = 8;
+    /// Index of `ready_to_client` in [`STAGES`] (`first_shred_to_client` follows).
+    pub const READY: usize = 9;
 
     /// The largest latency kept exactly (60 s); larger values saturate.
     const HIGHEST_NS: u64 = 60_000_000_000;
@@ -756,7 +772,14 @@ mod stats {
             })
         }
 
-        pub fn record(&mut self, timing: &ServerTiming, client_recv: u64) {
+        /// Records one delivery; `ready` gives the transaction's ready and batch-first receive
+        /// times relative to its `first_read` ([`crate::ready::Offsets`]), when known.
+        pub fn record(
+            &mut self,
+            timing: &ServerTiming,
+            client_recv: u64,
+            ready: Option<crate::ready::Offsets>,
+        ) {
             let t = [
                 timing.first_read_unix_nanos,
                 timing.capture_done_unix_nanos,
@@ -783,6 +806,14 @@ mod stats {
             for (histogram, (from, to)) in self.stages.iter_mut().zip(pairs) {
                 histogram.saturating_record(t[to].saturating_sub(t[from]));
             }
+            if let Some(offsets) = ready {
+                let since = |offset: i64| {
+                    let at = i128::from(timing.first_read_unix_nanos) + i128::from(offset);
+                    u64::try_from(i128::from(client_recv) - at).unwrap_or(0)
+                };
+                self.stages[READY].saturating_record(since(offsets.ready_ns));
+                self.stages[READY + 1].saturating_record(since(offsets.batch_first_ns));
+            }
         }
     }
 
@@ -808,6 +839,154 @@ mod stats {
     }
 }
 
+mod ready {
+    //! When each replayed transaction became ready: which shred completed its bytes, and which
+    //! was its batch's first, learned by running the decoder library over the capture the
+    //! appliance replays (records numbered in replay order). With uniform pacing the `n`-th record
+    //! is sent `n / rate` s into the pass, so a record's receive time is its set's `first_read`
+    //! (the set's earliest record, `j`) plus `(n - j) / rate`. Which set `first_read` names
+    //! depends on the path: the set of the shred completing the transaction (incremental) or
+    //! the batch (batch-wise). Burst pacing sends a set at once: not modelled, no rows.
+
+    use std::collections::HashMap;
+
+    use decoder::incremental::IncrementalConfig;
+    use decoder::shred::{ParseOptions, parse_shred};
+    use decoder::{DecoderConfig, LeaderSchedule, ReadyItem, ShredDecoder};
+
+    use super::Args;
+
+    /// A transaction's ready time and its batch's first shred's receive time, ns after the
+    /// `first_read` its updates carry (negative: before it).
+    #[derive(Debug, Clone, Copy)]
+    pub struct Offsets {
+        pub ready_ns: i64,
+        pub batch_first_ns: i64,
+    }
+
+    /// Offsets by first signature.
+    pub struct Table {
+        by_signature: HashMap<Vec<u8>, Offsets>,
+    }
+
+    /// Record numbers (1-based, replay order) of one transaction.
+    #[derive(Debug, Clone, Copy, Default)]
+    struct Numbers {
+        /// The record that completed its bytes, and the first record of that record's set.
+        ready: u64,
+        ready_set_first: u64,
+        /// The first record of the set that completed its batch.
+        batch_set_first: u64,
+        /// The record of its batch's first data shred.
+        batch_first: u64,
+    }
+
+    impl Table {
+        /// The table for the replay of `args` (empty with `--burst`).
+        pub fn build(args: &Args) -> anyhow::Result<Self> {
+            let mut by_signature = HashMap::new();
+            if args.burst {
+                return Ok(Self { by_signature });
+            }
+            let records = replay_records(args)?;
+            let numbers = numbers(&records);
+            let per_record = 1e9 / args.rate as f64;
+            let ns = |from: u64, to: u64| ((to as f64 - from as f64) * per_record) as i64;
+            for (signature, n) in numbers {
+                let anchor = if args.deshred == "batch" {
+                    n.batch_set_first
+                } else {
+                    n.ready_set_first
+                };
+                let offsets = Offsets {
+                    ready_ns: ns(anchor, n.ready),
+                    batch_first_ns: ns(anchor, n.batch_first),
+                };
+                by_signature.insert(signature, offsets);
+            }
+            Ok(Self { by_signature })
+        }
+
+        pub fn offsets(&self, signature: &[u8]) -> Option<Offsets> {
+            self.by_signature.get(signature).copied()
+        }
+    }
+
+    /// The records the appliance replays, in order: `--replay`, or its bundled slots.
+    fn replay_records(args: &Args) -> anyhow::Result<Vec<Vec<u8>>> {
+        let files = match &args.replay {
+            Some(path) => vec![path.clone()],
+            None => ["slot-361200000.full.bin", "slot-361200002.full.bin"]
+                .iter()
+                .map(|f| {
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("../appliance/replay")
+                        .join(f)
+                })
+                .collect(),
+        };
+        let mut records = Vec::new();
+        for file in files {
+            let bytes = std::fs::read(&file)?;
+            for record in capture::framing::records(&bytes) {
+                records.push(record?.payload.to_vec());
+            }
+        }
+        Ok(records)
+    }
+
+    /// Each transaction's record numbers, from two decoder runs (incremental and batch-wise)
+    /// with each record's number as its receive time.
+    fn numbers(records: &[Vec<u8>]) -> HashMap<Vec<u8>, Numbers> {
+        let config = |enabled| {
+            let mut config = DecoderConfig::default();
+            config.fec.authenticate = false;
+            config.incremental = IncrementalConfig {
+                enabled,
+                ..IncrementalConfig::default()
+            };
+            config
+        };
+        let mut first_of_index = HashMap::new();
+        let mut out: HashMap<Vec<u8>, Numbers> = HashMap::new();
+        let mut incremental = ShredDecoder::new(config(true), LeaderSchedule::default());
+        let mut batch_wise = ShredDecoder::new(config(false), LeaderSchedule::default());
+        for (n, record) in records.iter().enumerate() {
+            let n = n as u64 + 1;
+            if let Ok(shred) = parse_shred(record, ParseOptions::default())
+                && shred.is_data()
+            {
+                first_of_index
+                    .entry((shred.slot(), shred.index()))
+                    .or_insert(n);
+            }
+            incremental.ingest(record, n);
+            while let Some(item) = incremental.next_ready() {
+                if let ReadyItem::Transaction(t) = item {
+                    let entry = out
+                        .entry(t.transaction.first_signature().to_vec())
+                        .or_default();
+                    entry.ready = t.completed_rx_ns;
+                    entry.ready_set_first = t.first_rx_ns;
+                    entry.batch_first = first_of_index
+                        .get(&(t.slot, t.batch_start_index))
+                        .copied()
+                        .unwrap_or(t.first_rx_ns);
+                }
+            }
+            batch_wise.ingest(record, n);
+            while let Some(batch) = batch_wise.next_batch() {
+                for transaction in batch.entries.transactions() {
+                    out.entry(transaction.first_signature().to_vec())
+                        .or_default()
+                        .batch_set_first = batch.first_rx_ns;
+                }
+            }
+        }
+        out
+    }
+}
+
 mod subscribers {
     //! One task per subscriber stream: start it, wait for its pong, record deliveries.
 
@@ -818,13 +997,16 @@ mod subscribers {
     pub struct Shared {
         pub measuring: AtomicBool,
         pub histograms: Mutex<StageHistograms>,
+        /// When each replayed transaction became ready, relative to its `first_read`.
+        pub ready: crate::ready::Table,
     }
 
     impl Shared {
-        pub fn new() -> anyhow::Result<Self> {
+        pub fn new(ready: crate::ready::Table) -> anyhow::Result<Self> {
             Ok(Self {
                 measuring: AtomicBool::new(false),
                 histograms: Mutex::new(StageHistograms::new()?),
+                ready,
             })
         }
     }
@@ -884,9 +1066,10 @@ mod subscribers {
                 continue;
             }
             outcome.updates += 1;
+            let ready = update.signature().and_then(|s| shared.ready.offsets(s));
             // One uncontended lock per delivery (the harness runs one client thread by default).
             if let Ok(mut histograms) = shared.histograms.lock() {
-                histograms.record(timing, client_recv);
+                histograms.record(timing, client_recv, ready);
             }
         }
         drop(keep_open);
@@ -929,9 +1112,11 @@ mod light {
         pub envelope: Option<Envelope>,
     }
 
-    /// `DecodedTransaction`, reduced to its timing.
+    /// `DecodedTransaction`, reduced to its signature and timing.
     #[derive(Clone, PartialEq, prost::Message)]
     pub struct Envelope {
+        #[prost(bytes = "vec", tag = "2")]
+        pub signature: Vec<u8>,
         #[prost(message, optional, tag = "9")]
         pub server_timing: Option<ServerTiming>,
     }
@@ -942,6 +1127,15 @@ mod light {
             match (&self.transaction, &self.delta) {
                 (Some(transaction), _) => transaction.server_timing.as_ref(),
                 (None, Some(delta)) => delta.envelope.as_ref()?.server_timing.as_ref(),
+                (None, None) => None,
+            }
+        }
+
+        /// The first signature of a transaction or delta update.
+        pub fn signature(&self) -> Option<&[u8]> {
+            match (&self.transaction, &self.delta) {
+                (Some(transaction), _) => Some(&transaction.signature),
+                (None, Some(delta)) => Some(&delta.envelope.as_ref()?.signature),
                 (None, None) => None,
             }
         }

@@ -1,4 +1,4 @@
-//! Serves the JSON-RPC archive over the fixture archive (`server/tests/fixtures/rpc`: real mainnet
+//! Serves the JSON-RPC archive over the fixture archive (`rpc/tests/fixtures/rpc`: real mainnet
 //! transactions in an in-memory store) on a loopback address: the target of the client tests
 //! (`scripts/rpc-client-test.sh`) and of `rpc_load` when no CAR archive is at hand.
 //!
@@ -16,16 +16,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use archive::ArchiveStore;
-use server::http::{HttpOptions, MetricsRenderer};
-use server::rpc::{Rpc, RpcConfig, UpstreamConfig};
+use front::http::{HttpOptions, MetricsRenderer};
+use rpc::{Rpc, RpcConfig, UpstreamConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut listen: SocketAddr = "127.0.0.1:8899".parse()?;
-    let mut fixtures =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/rpc");
+    let mut fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../rpc/tests/fixtures/rpc");
     let mut workers = 1;
     let mut upstream = None;
-    let mut rate_limit = server::rpc::RateLimitConfig::default();
+    let mut rate_limit = rpc::RateLimitConfig::default();
     let mut archive_dir = None;
     let mut archive_http = None;
     let mut epochs: Vec<u64> = Vec::new();
@@ -48,9 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             },
             "--epochs" => epochs = value.split(',').map(str::parse).collect::<Result<_, _>>()?,
             "--upstream" => upstream = Some(UpstreamConfig::new(&value)?),
-            "--rate-limit" if value == "off" => {
-                rate_limit = server::rpc::RateLimitConfig::unlimited()
-            }
+            "--rate-limit" if value == "off" => rate_limit = rpc::RateLimitConfig::unlimited(),
             "--rate-limit" => return Err("--rate-limit takes `off`".into()),
             other => return Err(format!("unknown flag {other}").into()),
         }
@@ -62,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         (None, Some(_)) => return Err("--archive-http needs --epochs".into()),
         (Some(_), Some(_)) => return Err("give --archive or --archive-http, not both".into()),
-        (None, None) => Arc::new(server::rpc::fixture::load(&fixtures)?),
+        (None, None) => Arc::new(testkit::rpc_fixture::load(&fixtures)?),
     };
     let rpc = Rpc::new(
         RpcConfig {
@@ -85,7 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         workers,
         ..HttpOptions::default()
     };
-    let thread = server::http::serve(listen, render, options, std::future::pending())?;
+    let thread = front::http::serve(listen, render, options, std::future::pending())?;
     println!("listening on {listen}");
     thread.join().map_err(|_| "HTTP thread panicked")??;
     Ok(())

@@ -208,7 +208,7 @@ async fn targets(options: &Options) -> Result<Vec<Bytes>, Box<dyn std::error::Er
         return Err("the server holds no targets for this method".into());
     }
     // A fixed shuffle: consecutive requests do not walk the archive in file order.
-    let mut rng = archive::synth::Rng::new(42);
+    let mut rng = testkit::synth::Rng::new(42);
     for i in (1..bodies.len()).rev() {
         bodies.swap(i, rng.below(i as u64 + 1) as usize);
     }

@@ -1,5 +1,5 @@
 //! `shred_sender`: the load generator of the receive paths. Plays shred captures (any framing
-//! `appliance decode` reads: u16-length-prefixed, pcap, ar; read with `decoder::framing`) to a
+//! `appliance decode` reads: u16-length-prefixed, pcap, ar; read with `capture::framing`) to a
 //! UDP target with `sendmmsg(2)`, from several threads (each with its own socket, so its own
 //! source port, which spreads flows over NIC queues by RSS), at a target rate or as fast as it
 //! can, optionally mixed with junk datagrams (random bytes of shred size, which the decoder
@@ -131,7 +131,7 @@ fn playlist(files: &[PathBuf], junk: f64) -> anyhow::Result<Vec<Item>> {
     let mut real = Vec::new();
     for path in files {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        for record in decoder::framing::records(&bytes) {
+        for record in capture::framing::records(&bytes) {
             let record = record.with_context(|| format!("malformed capture {}", path.display()))?;
             real.push(record.payload.to_vec());
         }

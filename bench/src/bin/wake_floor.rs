@@ -26,13 +26,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use hdrhistogram::Histogram;
 
-/// The appliance's socket option numbers and typed `setsockopt` (compiled in from its source, as
-/// the ring bench does with its ring).
-#[allow(dead_code)]
-#[path = "../../../appliance/src/receive/sockopt.rs"]
-mod sockopt;
-
-use sockopt::{SCM_TIMESTAMPNS, SO_TIMESTAMPNS};
+use appliance::receive::sockopt::{self, SCM_TIMESTAMPNS, SO_TIMESTAMPNS};
 
 #[derive(Parser, Debug)]
 #[command(
