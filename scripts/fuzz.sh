@@ -32,6 +32,9 @@ declare -A max_len=(
     [shred_decoder]=81920
     [dex_instruction]=1232
     [delta_route]=1232
+    [lookup_table_account]=8248
+    [block_markers]=16384
+    [incremental_deshred]=16384
 )
 # Extra build options. shred_decoder spends most of each run in `ShredDecoder::new` (building the
 # Reed-Solomon coder inverts a 32x32 matrix); comparison tracing there made it ~6x slower (about
@@ -39,8 +42,10 @@ declare -A max_len=(
 # directory so the two builds do not invalidate each other.
 declare -A build_options=(
     [shred_decoder]="--no-trace-compares --target-dir fuzz/target/no-trace-compares"
+    [incremental_deshred]="--no-trace-compares --target-dir fuzz/target/no-trace-compares"
 )
-all_targets=(shred_parse transaction entry_batch framing shred_decoder dex_instruction delta_route)
+all_targets=(shred_parse transaction entry_batch framing shred_decoder dex_instruction delta_route
+    lookup_table_account block_markers incremental_deshred)
 if (($# > 0)); then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 toolchain=()

@@ -2,7 +2,7 @@
 # Fuzzes the insights API (/v1) with schemathesis, driven by its OpenAPI document: random and
 # boundary query parameters on every endpoint; fails on any 5xx and on responses that do not match
 # the document. Runs the real `appliance` binary, its upstream being the STAND-IN JSON-RPC server
-# (bench binary `insights_load standin`, serving server/tests/fixtures/insights). Takes ~1-2 min
+# (bench binary `insights_load standin`, serving insights/tests/fixtures/insights). Takes ~1-2 min
 # once built. Installs schemathesis with pip into a virtualenv (INSIGHTS_FUZZ_VENV, default
 # target/insights-fuzz-venv). MAX_EXAMPLES (default 150) sets examples per operation.
 set -euo pipefail

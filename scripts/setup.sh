@@ -13,6 +13,10 @@ apt_packages=(
   python3-venv  # the Python gRPC client test's virtualenv
   openssl       # test certificates for the gRPC TLS test
 )
+# promtool (scripts/promtool-check.sh checks /metrics with it) comes in Debian's prometheus package.
+if ! command -v promtool >/dev/null 2>&1; then
+  apt_packages+=(prometheus)
+fi
 # Node (>= 18, with npm) runs the @solana/web3.js archive client test; the image usually has it.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   apt_packages+=(nodejs npm)

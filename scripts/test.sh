@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The project's test command (README): the whole workspace's tests, the Python gRPC client test,
-# the web3.js / solana-py JSON-RPC archive clients,
+# The project's test command (README): the whole workspace's tests, the Python and Node gRPC client tests,
+# the web3.js / solana-py JSON-RPC archive clients, promtool on /metrics,
 # then every fuzz target for a bounded time. FUZZ_SECONDS sets the time per target (default 20; 0 skips fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,8 +12,13 @@ if [ "${PARSED_ORACLE:-1}" != 0 ]; then
 fi
 # A client that is not ours: Python stubs from proto/stream.proto against the running binary.
 bash scripts/python-client-test.sh
+# The same against @grpc/grpc-js + @grpc/proto-loader (protobufjs keeps only the last occurrence of a
+# message field: every field must be written once).
+bash scripts/node-client-test.sh
 # Clients that are not ours against the JSON-RPC archive: @solana/web3.js and solana-py.
 bash scripts/rpc-client-test.sh
+# /metrics of a running appliance (archive, insights, stream) under `promtool check metrics`.
+bash scripts/promtool-check.sh
 # The insights API under schemathesis (OpenAPI-driven random queries): never a 5xx.
 bash scripts/insights-fuzz.sh
 fuzz_seconds="${FUZZ_SECONDS:-20}"

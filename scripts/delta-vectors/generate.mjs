@@ -85,7 +85,7 @@ const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 const TOKEN_2022_PROGRAM = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
 if (idl.address !== AGGREGATOR_ID) throw new Error(`IDL address ${idl.address}`);
 
-// decoder/src/dex/registry.rs `DexProgram::mainnet_id` (spec dex-instructions.md §1).
+// decoder/src/dex/registry.rs `DexProgram::mainnet_id` (docs/dex-mapping.md, dex §1).
 const PROGRAM_IDS = {
   ALPHA_FUN: "6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P",
   ALPHA_AMM: "pAMMBay6oceH9fJKBRHGP5D4bD4sWpmSwMn52FMfXEA",
@@ -96,7 +96,7 @@ const PROGRAM_IDS = {
 };
 const SUPPORTED_IDS = new Set(Object.values(PROGRAM_IDS));
 
-/** `wrapped_program` of decoder/src/delta/mod.rs (spec aggregator-routes.md §3 table). */
+/** `wrapped_program` of decoder/src/delta/mod.rs (docs/dex-mapping.md, dex §10 table). */
 function wrappedProgram(variantIndex, mode) {
   const exactOut = mode === "exact_out";
   if ([49, 90, 97, 112, 149, 152].includes(variantIndex)) return ["ALPHA_FUN", "buy"];

@@ -86,7 +86,7 @@ function pkgVersion(name) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Programs (interface spec shared/spec/dex-instructions.md §1)
+// Programs (docs/dex-mapping.md, dex §1)
 // ---------------------------------------------------------------------------------------------
 const PROGRAMS = {
   ALPHA_FUN: { idl: "alpha_fun.json", id: "6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P" },
@@ -372,7 +372,7 @@ const IX = {
       member: "cpmm_create_pool",
       map: (a) => ({ init_amount_0: a.init_amount_0, init_amount_1: a.init_amount_1, open_time: a.open_time }),
     },
-    // not in the stored IDL: hand-encoded per dex-instructions.md §5 (see encodeInitializeWithPermission)
+    // not in the stored IDL: hand-encoded per docs/dex-mapping.md, dex §5 (see encodeInitializeWithPermission)
     initialize_with_permission: {
       name: "create_pool",
       member: "cpmm_create_pool",
@@ -484,7 +484,7 @@ function prefixLen(prog, ixName, jsArgs, k) {
 }
 
 const CREATOR_FEE_ON = ["BothToken", "OnlyToken0", "OnlyToken1"];
-// BETA_CPMM initialize_with_permission (dex-instructions.md §5): not in the stored IDL.
+// BETA_CPMM initialize_with_permission (docs/dex-mapping.md, dex §5): not in the stored IDL.
 const DISC_INIT_WITH_PERMISSION = Buffer.from("3f37fe4131b25979", "hex");
 if (!DISC_INIT_WITH_PERMISSION.equals(globalDisc("initialize_with_permission"))) throw new Error("initialize_with_permission discriminator");
 function encodeInitializeWithPermission(a) {
@@ -938,7 +938,7 @@ const STRING_FIELDS = [
 }
 
 // ---------------------------------------------------------------------------------------------
-// SDK vectors (spec §11): offline builders, random args and random keys, no RPC
+// SDK vectors (independent oracles): offline builders, random args and random keys, no RPC
 // ---------------------------------------------------------------------------------------------
 const sdkLines = [];
 const sdkReport = []; // {source, ok, why}

@@ -1,4 +1,4 @@
-// Queries the JSON-RPC archive (serving server/tests/fixtures/rpc) with @solana/web3.js's
+// Queries the JSON-RPC archive (serving rpc/tests/fixtures/rpc) with @solana/web3.js's
 // Connection: every response must pass web3.js's own response validation and hold the values of
 // the fixture archive (blocks.json and the mainnet fixture transactions).
 import assert from 'node:assert/strict';
@@ -86,5 +86,41 @@ assert.equal(memoRows[0].confirmationStatus, 'finalized');
 assert.equal(await connection.getSlot(), 389243770);
 assert.equal(await connection.getBlockTime(371808755), 1760000000);
 assert.equal(await connection.getBlockTime(0), 1584368940);
+
+// Batches and the rate limit (100 calls per second per IP, burst 100, docs/archive-rpc.md): a
+// batch is always answered as an array, so getParsedTransactions (one batch) either returns
+// every transaction or rejects with the -32429 error of the first call that did not fit.
+const refill = () => new Promise((resolve) => setTimeout(resolve, 1100));
+const cycle = (n) => Array.from({ length: n }, (_, i) => [AMM, DBC, MEMO][i % 3]);
+await refill();
+const hundred = await connection.getParsedTransactions(cycle(100), v0);
+assert.equal(hundred.length, 100);
+assert.equal(hundred[99].transaction.signatures[0], AMM);
+assert.equal(hundred[2].transaction.message.instructions[0].parsed.type, 'transfer');
+await refill();
+await assert.rejects(connection.getParsedTransactions(cycle(101), v0), (error) => {
+  assert.equal(error.name, 'SolanaJSONRPCError', `${error}`);
+  assert.equal(error.code, -32429);
+  assert.match(error.message, /rate limit exceeded: 100 requests per second per IP/);
+  return true;
+});
+await refill();
+const raw = await fetch(url, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(cycle(101).map((signature, id) => ({
+    jsonrpc: '2.0', id, method: 'getTransaction', params: [signature, v0],
+  }))),
+});
+assert.equal(raw.status, 200);
+const answers = await raw.json();
+assert.equal(answers.length, 101);
+assert.ok(answers.slice(0, 100).every((answer, id) => answer.id === id && answer.result.slot > 0));
+assert.deepEqual(answers[100], {
+  jsonrpc: '2.0', id: 100,
+  error: { code: -32429, message: 'rate limit exceeded: 100 requests per second per IP' },
+});
+// Leave the bucket full for the next client (solana-py, same address).
+await refill();
 
 console.log('web3.js: every method parsed and matched');

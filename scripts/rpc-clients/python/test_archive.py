@@ -1,4 +1,4 @@
-"""Queries the JSON-RPC archive (serving server/tests/fixtures/rpc) with solana-py; its responses are
+"""Queries the JSON-RPC archive (serving rpc/tests/fixtures/rpc) with solana-py; its responses are
 parsed by solders' strict typed deserializers, so every shape must match the validator's."""
 import sys
 
