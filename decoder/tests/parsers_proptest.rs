@@ -9,17 +9,19 @@
 //! `tests/fixtures/shreds/slot-361200000.bin` (u16-LE length-prefixed records), so most runs are
 //! real FEC sets with a few damaged shreds and reach Merkle checks, recovery and deshredding.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use capture::framing::{self, Framing};
 use decoder::decoder::ShredOutcome;
 use decoder::deshred::DeshredConfig;
 use decoder::fec::FecConfig;
+use decoder::incremental::IncrementalConfig;
 use decoder::shred::{
     DATA_HEADERS_LEN, FEC_SET_PROOF_SIZE, KindHeader, MERKLE_PROOF_ENTRY_LEN, ParseOptions,
     ShredRef, parse_shred, peek_slot_and_fec_set,
 };
-use decoder::{DecoderConfig, LeaderSchedule, Rejection, ShredDecoder};
+use decoder::{DecoderConfig, LeaderSchedule, ReadyItem, Rejection, ShredDecoder};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -218,12 +220,24 @@ struct DecoderRun {
     rx_ns: u64,
     emitted: u64,
     drain_each: bool,
+    /// Incremental mode: transactions handed out per batch (slot, first index) not yet ended.
+    handed_out: HashMap<(u64, u32), u64>,
+}
+
+/// Data shreds the slot stage refused after the set stage stored them: a second end of the slot,
+/// a different copy of an index it holds, a slot already handed out whole.
+fn slot_stage_refusals(decoder: &ShredDecoder) -> u64 {
+    let counters = decoder.batch_counters();
+    counters.duplicate_last_shreds
+        + counters.conflicting_shreds_refused
+        + counters.shreds_after_slot_done
 }
 
 impl DecoderRun {
     /// Bit 0: allow unchained variants; bit 1: require the fixtures' shred version; bit 2: two
     /// FEC sets in flight, so the fixture's five interleaved sets evict each other (else eight);
-    /// bit 3: drain after every datagram; bit 4: trusted-feed mode (no authentication).
+    /// bit 3: drain after every datagram; bit 4: trusted-feed mode (no authentication); bit 5:
+    /// incremental deshredding (transactions as their bytes arrive) instead of whole batches.
     fn new(knobs: u8) -> Self {
         let bit = |n: u32| knobs >> n & 1 == 1;
         let config = DecoderConfig {
@@ -245,7 +259,10 @@ impl DecoderRun {
             window_reset_after_ns: 1_000_000,
             max_batch_bytes: 64 << 10,
             max_pending_batches: 2,
-            incremental: Default::default(),
+            incremental: IncrementalConfig {
+                enabled: bit(5),
+                max_open_streams: 4,
+            },
         };
         let decoder = ShredDecoder::new(config, LeaderSchedule::Unchecked);
         Self {
@@ -253,13 +270,16 @@ impl DecoderRun {
             rx_ns: 1,
             emitted: 0,
             drain_each: bit(3),
+            handed_out: HashMap::new(),
         }
     }
 
     fn ingest(&mut self, datagram: &[u8]) {
+        let refusals_before = slot_stage_refusals(&self.decoder);
         let outcome = self.decoder.ingest(datagram, self.rx_ns);
         self.rx_ns += 1_000;
-        self.check_outcome(datagram, outcome);
+        let refused = slot_stage_refusals(&self.decoder) > refusals_before;
+        self.check_outcome(datagram, outcome, refused);
         let config = *self.decoder.config();
         assert!(self.decoder.sets_in_flight() <= config.fec.max_sets_in_flight);
         assert!(self.decoder.pending_batches() <= config.max_pending_batches);
@@ -269,8 +289,9 @@ impl DecoderRun {
     }
 
     /// Unparseable datagrams are rejected with the parser's error; parseable ones report their
-    /// own header and round-trip it; none is rejected for a reason the policy does not give.
-    fn check_outcome(&self, datagram: &[u8], outcome: ShredOutcome) {
+    /// own header and round-trip it; none is rejected for a reason the policy does not give. A
+    /// stored data shred is held as sent unless the slot stage `refused` it (and counted that).
+    fn check_outcome(&self, datagram: &[u8], outcome: ShredOutcome, refused: bool) {
         let config = self.decoder.config();
         let shred = match parse_shred(datagram, config.parse) {
             Ok(shred) => shred,
@@ -304,7 +325,7 @@ impl DecoderRun {
                     (slot, fec_set_index, kind),
                     (shred.slot(), shred.fec_set_index(), shred.kind())
                 );
-                if shred.is_data() {
+                if shred.is_data() && !refused {
                     let held = self.decoder.data_shred(slot, shred.index());
                     assert_eq!(
                         held,
@@ -333,6 +354,10 @@ impl DecoderRun {
     }
 
     fn drain(&mut self) {
+        if self.decoder.config().incremental.enabled {
+            self.drain_ready();
+            return;
+        }
         let max_batch_bytes = self.decoder.config().max_batch_bytes;
         while let Some(batch) = self.decoder.next_batch() {
             self.emitted += 1;
@@ -350,6 +375,31 @@ impl DecoderRun {
                 entries.transactions().count() as u64,
                 entries.transaction_count()
             );
+        }
+    }
+
+    /// Incremental mode: every batch end reports the transactions handed out for its batch.
+    fn drain_ready(&mut self) {
+        while let Some(item) = self.decoder.next_ready() {
+            match item {
+                ReadyItem::Transaction(ready) => {
+                    assert!(ready.first_rx_ns <= ready.completed_rx_ns);
+                    assert!(ready.batch_start_index <= ready.completed_index);
+                    *self
+                        .handed_out
+                        .entry((ready.slot, ready.batch_start_index))
+                        .or_default() += 1;
+                }
+                ReadyItem::Marker(_) => {}
+                ReadyItem::BatchEnd(end) => {
+                    let span = end.span;
+                    assert!(span.start_index <= span.end_index);
+                    let key = (span.slot, span.start_index);
+                    let transactions = self.handed_out.remove(&key).unwrap_or(0);
+                    assert_eq!(transactions, end.transactions, "batch {key:?}");
+                    self.emitted += u64::from(end.outcome.is_ok());
+                }
+            }
         }
     }
 
