@@ -5,31 +5,13 @@
 
 use std::sync::LazyLock;
 
+use decoder::program_ids;
 use decoder::transaction::parse_transaction_exact;
 
 use crate::error::FormatError;
 
 /// The SPL Memo program ids whose top-level instructions form the `memo` field (v1, then v2/v3).
-pub const MEMO_PROGRAM_IDS: [&str; 2] = [
-    "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
-    "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
-];
-
-/// Sysvar accounts (`sysvar::ALL_IDS`): the validator's long-term address index skips them.
-pub const SYSVAR_IDS: [&str; 12] = [
-    "SysvarC1ock11111111111111111111111111111111",
-    "SysvarEpochSchedu1e111111111111111111111111",
-    "SysvarFees111111111111111111111111111111111",
-    "SysvarRecentB1ockHashes11111111111111111111",
-    "SysvarRent111111111111111111111111111111111",
-    "SysvarRewards111111111111111111111111111111",
-    "SysvarS1otHashes111111111111111111111111111",
-    "SysvarS1otHistory11111111111111111111111111",
-    "SysvarStakeHistory1111111111111111111111111",
-    "Sysvar1nstructions1111111111111111111111111",
-    "SysvarEpochRewards1111111111111111111111111",
-    "SysvarLastRestartS1ot1111111111111111111111",
-];
+pub const MEMO_PROGRAM_IDS: [&str; 2] = [program_ids::MEMO_V1, program_ids::MEMO_V3];
 
 fn decode_ids<const N: usize>(ids: [&str; N]) -> Vec<[u8; 32]> {
     ids.iter()
@@ -38,7 +20,8 @@ fn decode_ids<const N: usize>(ids: [&str; N]) -> Vec<[u8; 32]> {
 }
 
 static MEMO_KEYS: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_ids(MEMO_PROGRAM_IDS));
-static SYSVAR_KEYS: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_ids(SYSVAR_IDS));
+/// Sysvar accounts: the validator's long-term address index skips them.
+static SYSVAR_KEYS: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_ids(program_ids::SYSVARS));
 
 /// Whether `key` is a sysvar account.
 pub fn is_sysvar(key: &[u8; 32]) -> bool {

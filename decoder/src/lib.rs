@@ -51,6 +51,7 @@ pub mod incremental;
 pub mod leader;
 pub mod lookup;
 pub mod merkle;
+pub mod program_ids;
 mod recovery;
 pub mod set_stage;
 pub mod shard;

@@ -3,76 +3,44 @@
 //! and the display names `top_programs` shows.
 
 use decoder::dex::{DELTA_MAINNET_ID, DexProgram};
+use decoder::program_ids as id;
 
 /// The vote program: a simple vote transaction has exactly one instruction, to it.
-pub const VOTE_PROGRAM: &str = "Vote111111111111111111111111111111111111111";
+pub const VOTE_PROGRAM: &str = id::VOTE;
 /// The compute-budget program (SetComputeUnitLimit, SetComputeUnitPrice); excluded from
 /// `top_programs`.
-pub const COMPUTE_BUDGET_PROGRAM: &str = "ComputeBudget111111111111111111111111111111";
+pub const COMPUTE_BUDGET_PROGRAM: &str = id::COMPUTE_BUDGET;
 
 /// Programs the runtime's default compute-unit rule charges 3,000 CU per instruction (every
 /// other program: 200,000). The builtins that have not been migrated to on-chain BPF programs.
 pub const BUILTIN_PROGRAMS: [&str; 9] = [
-    "11111111111111111111111111111111",
-    VOTE_PROGRAM,
-    COMPUTE_BUDGET_PROGRAM,
-    "BPFLoader1111111111111111111111111111111111",
-    "BPFLoader2111111111111111111111111111111111",
-    "BPFLoaderUpgradeab1e11111111111111111111111",
-    "LoaderV411111111111111111111111111111111111",
-    "ZkE1Gama1Proof11111111111111111111111111111",
-    "Stake11111111111111111111111111111111111111",
+    id::SYSTEM,
+    id::VOTE,
+    id::COMPUTE_BUDGET,
+    id::BPF_LOADER_V1,
+    id::BPF_LOADER_V2,
+    id::BPF_LOADER_UPGRADEABLE,
+    id::LOADER_V4,
+    id::ZK_ELGAMAL_PROOF,
+    id::STAKE,
 ];
 
 /// Names of well-known programs besides the supported DEX programs.
 const NAMED_PROGRAMS: [(&str, &str); 14] = [
-    ("11111111111111111111111111111111", "System Program"),
-    (VOTE_PROGRAM, "Vote Program"),
-    (COMPUTE_BUDGET_PROGRAM, "Compute Budget Program"),
-    (
-        "Stake11111111111111111111111111111111111111",
-        "Stake Program",
-    ),
-    (
-        "AddressLookupTab1e1111111111111111111111111",
-        "Address Lookup Table Program",
-    ),
-    (
-        "BPFLoaderUpgradeab1e11111111111111111111111",
-        "BPF Upgradeable Loader",
-    ),
-    (
-        "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
-        "Token Program",
-    ),
-    (
-        "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
-        "Token-2022 Program",
-    ),
-    (
-        "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL",
-        "Associated Token Account Program",
-    ),
-    (
-        "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
-        "Memo Program",
-    ),
-    (
-        "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
-        "Memo Program v1",
-    ),
-    (
-        "KeccakSecp256k11111111111111111111111111111",
-        "Secp256k1 Program",
-    ),
-    (
-        "Ed25519SigVerify111111111111111111111111111",
-        "Ed25519 Program",
-    ),
-    (
-        "Sysvar1nstructions1111111111111111111111111",
-        "Instructions Sysvar",
-    ),
+    (id::SYSTEM, "System Program"),
+    (id::VOTE, "Vote Program"),
+    (id::COMPUTE_BUDGET, "Compute Budget Program"),
+    (id::STAKE, "Stake Program"),
+    (id::ADDRESS_LOOKUP_TABLE, "Address Lookup Table Program"),
+    (id::BPF_LOADER_UPGRADEABLE, "BPF Upgradeable Loader"),
+    (id::TOKEN, "Token Program"),
+    (id::TOKEN_2022, "Token-2022 Program"),
+    (id::ASSOCIATED_TOKEN, "Associated Token Account Program"),
+    (id::MEMO_V3, "Memo Program"),
+    (id::MEMO_V1, "Memo Program v1"),
+    (id::SECP256K1, "Secp256k1 Program"),
+    (id::ED25519_SIG_VERIFY, "Ed25519 Program"),
+    (id::SYSVAR_INSTRUCTIONS, "Instructions Sysvar"),
 ];
 
 /// Name shown for a program the registry does not know.

@@ -30,6 +30,7 @@ mod vote;
 
 use std::sync::LazyLock;
 
+use decoder::program_ids as id;
 use decoder::transaction::TransactionView;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -39,56 +40,54 @@ use super::encode::{UiCompiledInstruction, b58};
 /// The reserved account keys of the current validator (all features active): builtin programs
 /// and sysvars, never writable.
 const RESERVED: [&str; 31] = [
-    "AddressLookupTab1e1111111111111111111111111",
-    "BPFLoader2111111111111111111111111111111111",
-    "BPFLoader1111111111111111111111111111111111",
-    "BPFLoaderUpgradeab1e11111111111111111111111",
-    "ComputeBudget111111111111111111111111111111",
-    "Config1111111111111111111111111111111111111",
-    "Ed25519SigVerify111111111111111111111111111",
-    "Feature111111111111111111111111111111111111",
-    "LoaderV411111111111111111111111111111111111",
-    "NativeLoader1111111111111111111111111111111",
-    "KeccakSecp256k11111111111111111111111111111",
-    "Secp256r1SigVerify1111111111111111111111111",
-    "Stake11111111111111111111111111111111111111",
-    "StakeConfig11111111111111111111111111111111",
-    "11111111111111111111111111111111",
-    "Vote111111111111111111111111111111111111111",
-    "ZkE1Gama1Proof11111111111111111111111111111",
-    "ZkTokenProof1111111111111111111111111111111",
-    "SysvarC1ock11111111111111111111111111111111",
-    "SysvarEpochRewards1111111111111111111111111",
-    "SysvarEpochSchedu1e111111111111111111111111",
-    "SysvarFees111111111111111111111111111111111",
-    "Sysvar1nstructions1111111111111111111111111",
-    "SysvarLastRestartS1ot1111111111111111111111",
-    "SysvarRecentB1ockHashes11111111111111111111",
-    "SysvarRent111111111111111111111111111111111",
-    "SysvarRewards111111111111111111111111111111",
-    "SysvarS1otHashes111111111111111111111111111",
-    "SysvarS1otHistory11111111111111111111111111",
-    "SysvarStakeHistory1111111111111111111111111",
-    "Sysvar1111111111111111111111111111111111111",
+    id::ADDRESS_LOOKUP_TABLE,
+    id::BPF_LOADER_V2,
+    id::BPF_LOADER_V1,
+    id::BPF_LOADER_UPGRADEABLE,
+    id::COMPUTE_BUDGET,
+    id::CONFIG,
+    id::ED25519_SIG_VERIFY,
+    id::FEATURE,
+    id::LOADER_V4,
+    id::NATIVE_LOADER,
+    id::SECP256K1,
+    id::SECP256R1,
+    id::STAKE,
+    id::STAKE_CONFIG,
+    id::SYSTEM,
+    id::VOTE,
+    id::ZK_ELGAMAL_PROOF,
+    id::ZK_TOKEN_PROOF,
+    id::SYSVAR_CLOCK,
+    id::SYSVAR_EPOCH_REWARDS,
+    id::SYSVAR_EPOCH_SCHEDULE,
+    id::SYSVAR_FEES,
+    id::SYSVAR_INSTRUCTIONS,
+    id::SYSVAR_LAST_RESTART_SLOT,
+    id::SYSVAR_RECENT_BLOCKHASHES,
+    id::SYSVAR_RENT,
+    id::SYSVAR_REWARDS,
+    id::SYSVAR_SLOT_HASHES,
+    id::SYSVAR_SLOT_HISTORY,
+    id::SYSVAR_STAKE_HISTORY,
+    id::SYSVAR_OWNER,
 ];
 
-const UPGRADEABLE_LOADER: &str = "BPFLoaderUpgradeab1e11111111111111111111111";
+const UPGRADEABLE_LOADER: &str = id::BPF_LOADER_UPGRADEABLE;
 const SYSTEM_PROGRAM: [u8; 32] = [0; 32];
+/// The memo program ids parsed as `spl-memo`.
 const MEMO_PROGRAMS: [&str; 3] = [
-    "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
-    "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
+    id::MEMO_V1,
+    id::MEMO_V3,
     "Memo4c2pN8afCj432Lb7RMVKi9PbQnnW7ewFFaV3oAH",
 ];
 /// SPL Token and Token-2022: one parser (`program` prints `spl-token` for both).
-const TOKEN_PROGRAMS: [&str; 2] = [
-    "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
-    "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
-];
-const ASSOCIATED_TOKEN_PROGRAM: &str = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
-const ADDRESS_LOOKUP_TABLE_PROGRAM: &str = "AddressLookupTab1e1111111111111111111111111";
-const BPF_LOADER_V2: &str = "BPFLoader2111111111111111111111111111111111";
-const VOTE_PROGRAM: &str = "Vote111111111111111111111111111111111111111";
-const STAKE_PROGRAM: &str = "Stake11111111111111111111111111111111111111";
+const TOKEN_PROGRAMS: [&str; 2] = [id::TOKEN, id::TOKEN_2022];
+const ASSOCIATED_TOKEN_PROGRAM: &str = id::ASSOCIATED_TOKEN;
+const ADDRESS_LOOKUP_TABLE_PROGRAM: &str = id::ADDRESS_LOOKUP_TABLE;
+const BPF_LOADER_V2: &str = id::BPF_LOADER_V2;
+const VOTE_PROGRAM: &str = id::VOTE;
+const STAKE_PROGRAM: &str = id::STAKE;
 
 fn decode_keys<const N: usize>(texts: [&str; N]) -> Vec<[u8; 32]> {
     let mut keys: Vec<[u8; 32]> = texts

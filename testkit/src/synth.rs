@@ -7,8 +7,9 @@
 
 use archive::proto;
 use archive::txerror::{InstructionError, TransactionError};
-use archive::txwire::{MEMO_PROGRAM_IDS, SYSVAR_IDS};
+use archive::txwire::MEMO_PROGRAM_IDS;
 use archive::writer::{BlockInput, EntryInput, MetaInput, TxInput};
+use decoder::program_ids::SYSVAR_CLOCK;
 
 /// Shape of a generated epoch (or part of one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +116,7 @@ impl Synth {
             pool,
             memo_v1: id(MEMO_PROGRAM_IDS[0]),
             memo_v3: id(MEMO_PROGRAM_IDS[1]),
-            clock: id(SYSVAR_IDS[0]),
+            clock: id(SYSVAR_CLOCK),
             tx_counter: 0,
             previous_present: None,
             next_slot: options.first_slot,
@@ -315,7 +316,7 @@ fn token_balance(account_index: u32, amount: u64) -> proto::TokenBalance {
             ui_amount_string: archive::meta::ui_amount_string(&amount.to_string(), 6),
         }),
         owner: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM".into(),
-        program_id: "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA".into(),
+        program_id: decoder::program_ids::TOKEN.into(),
     }
 }
 

@@ -67,7 +67,7 @@ mod tests {
     fn program_id_is_the_published_address() {
         assert_eq!(
             bs58::encode(ADDRESS_LOOKUP_TABLE_PROGRAM_ID).into_string(),
-            "AddressLookupTab1e1111111111111111111111111"
+            crate::program_ids::ADDRESS_LOOKUP_TABLE
         );
     }
 }

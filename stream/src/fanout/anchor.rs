@@ -12,6 +12,7 @@
 use std::sync::OnceLock;
 
 use decoder::dex::{DELTA_MAINNET_ID, DexProgram};
+use decoder::program_ids;
 
 use crate::filter::{CompiledFilter, Key, names::NameId};
 
@@ -28,17 +29,20 @@ pub enum Anchor {
 
 /// Accounts present in a large share of the stream's transactions: poor anchors.
 const BUSY_KEYS: &[&str] = &[
-    "11111111111111111111111111111111",
-    "ComputeBudget111111111111111111111111111111",
-    "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
-    "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
-    "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL",
-    "So11111111111111111111111111111111111111112",
-    "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
-    "SysvarRent111111111111111111111111111111111",
-    "SysvarC1ock11111111111111111111111111111111",
-    "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
+    program_ids::SYSTEM,
+    program_ids::COMPUTE_BUDGET,
+    program_ids::TOKEN,
+    program_ids::TOKEN_2022,
+    program_ids::ASSOCIATED_TOKEN,
+    WRAPPED_SOL_MINT,
+    USDC_MINT,
+    program_ids::SYSVAR_RENT,
+    program_ids::SYSVAR_CLOCK,
+    program_ids::MEMO_V3,
 ];
+/// Mints in most swaps.
+const WRAPPED_SOL_MINT: &str = "So11111111111111111111111111111111111111112";
+const USDC_MINT: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 
 /// The busy keys: [`BUSY_KEYS`], the supported programs' and the aggregator's mainnet ids.
 pub fn busy_keys() -> &'static [Key] {
