@@ -2,7 +2,8 @@
 //! appliance binary: synthetic epochs ([`synth`]), the JSON-RPC fixture store ([`rpc_fixture`]),
 //! the insights stand-in upstream ([`insights_standin`]) and its fixture chain's blocks
 //! ([`insights_fixture`]), and the stand-in cluster JSON-RPC of the leader-schedule fetcher
-//! ([`cluster_rpc`]), and hostile variations of genuine shreds ([`shred_attacks`]).
+//! ([`cluster_rpc`]), hostile variations of genuine shreds ([`shred_attacks`]) and the
+//! range-capable public file host of the archive tests ([`file_host`]).
 #![forbid(unsafe_code)]
 
 /// The archive crate the kit writes with, for the archive's own unit tests (which link a second
@@ -10,6 +11,7 @@
 pub use archive;
 
 pub mod cluster_rpc;
+pub mod file_host;
 pub mod insights_fixture;
 pub mod insights_standin;
 pub mod rpc_fixture;

@@ -1,111 +1,20 @@
-//! Servers the archive tests run next to the appliance: a range-capable static file server (the
-//! archive's "public file host", same behaviour as the one in `archive/tests/http_source.rs`) and
+//! Servers the archive tests run next to the appliance: the range-capable static file server of
+//! `testkit::file_host` (the archive's "public file host") and
 //! a **stand-in** for the upstream validator (a live validator cannot run here), plain or TLS,
 //! that records what it was asked.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
-/// Serves files under `root` over HTTP/1.1 keep-alive: HEAD, GET, GET with one
-/// `Range: bytes=a-b`. Returns the base URL and the count of range requests answered.
+/// Serves files under `root` (`testkit::file_host`: HEAD, GET, GET with one `Range: bytes=a-b`,
+/// keep-alive). Returns the base URL and the count of range requests answered.
 pub fn file_server(root: PathBuf) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     let ranges = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&ranges);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            let root = root.clone();
-            let counter = Arc::clone(&counter);
-            std::thread::spawn(move || {
-                let reader = BufReader::new(stream.try_clone().unwrap());
-                let _ = serve_files(reader, stream, &root, &counter);
-            });
-        }
-    });
-    (format!("http://{addr}"), ranges)
-}
-
-fn serve_files(
-    mut reader: impl BufRead,
-    mut out: impl Write,
-    root: &Path,
-    ranges: &AtomicUsize,
-) -> std::io::Result<()> {
-    loop {
-        let mut request = String::new();
-        if reader.read_line(&mut request)? == 0 {
-            return Ok(());
-        }
-        let mut range = None;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line)?;
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("range")
-            {
-                let spec = value.trim().strip_prefix("bytes=").unwrap();
-                let (a, b) = spec.split_once('-').unwrap();
-                range = Some((a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()));
-            }
-        }
-        let mut parts = request.split_whitespace();
-        let method = parts.next().unwrap_or_default().to_string();
-        let path = root.join(parts.next().unwrap_or("/").trim_start_matches('/'));
-        let file = if path.is_file() {
-            File::open(&path).ok()
-        } else {
-            None
-        };
-        let Some(mut file) = file else {
-            out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")?;
-            out.flush()?;
-            continue;
-        };
-        let len = file.metadata()?.len();
-        match (method.as_str(), range) {
-            ("HEAD", _) => write!(
-                out,
-                "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nAccept-Ranges: bytes\r\n\r\n"
-            )?,
-            ("GET", Some((a, b))) if a <= b && b < len => {
-                ranges.fetch_add(1, Ordering::Relaxed);
-                let mut body = vec![0u8; (b - a + 1) as usize];
-                file.seek(SeekFrom::Start(a))?;
-                file.read_exact(&mut body)?;
-                write!(
-                    out,
-                    "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {a}-{b}/{len}\r\n\r\n",
-                    body.len()
-                )?;
-                out.write_all(&body)?;
-            }
-            ("GET", Some(_)) => write!(
-                out,
-                "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n\r\n"
-            )?,
-            _ => {
-                let mut body = Vec::new();
-                file.read_to_end(&mut body)?;
-                write!(
-                    out,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
-                    body.len()
-                )?;
-                out.write_all(&body)?;
-            }
-        }
-        out.flush()?;
-    }
+    let url = testkit::file_host::serve(root, Arc::clone(&ranges), Arc::default());
+    (url, ranges)
 }
 
 /// What the stand-in upstream was asked: (JSON-RPC method, User-Agent header).
