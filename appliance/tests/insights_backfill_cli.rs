@@ -13,6 +13,7 @@ use archive::writer::{
     BlockInput, CarWriter, EntryInput, MetaInput, RootKind, TxInput, WriterOptions,
 };
 use serde_json::Value;
+use testkit::json_match::assert_matches;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../insights/tests/fixtures/insights")
@@ -191,31 +192,4 @@ fn bad_ranges_and_missing_archives_fail_with_a_reason() {
     assert!(!elsewhere.status.success());
     let stderr = String::from_utf8_lossy(&elsewhere.stderr);
     assert!(stderr.contains("holds no block"), "{stderr}");
-}
-
-/// Every field of `expected` (recursively) is in `actual` and agrees; numbers to 1e-9 relative.
-fn assert_matches(actual: &Value, expected: &Value, what: &str) {
-    match (actual, expected) {
-        (Value::Object(a), Value::Object(e)) => {
-            for (key, value) in e {
-                let inner = a
-                    .get(key)
-                    .unwrap_or_else(|| panic!("{what}: missing `{key}` in {actual}"));
-                assert_matches(inner, value, &format!("{what}.{key}"));
-            }
-        }
-        (Value::Array(a), Value::Array(e)) => {
-            assert_eq!(a.len(), e.len(), "{what}: lengths differ");
-            for (index, (a, e)) in a.iter().zip(e).enumerate() {
-                assert_matches(a, e, &format!("{what}[{index}]"));
-            }
-        }
-        _ => match (actual.as_f64(), expected.as_f64()) {
-            (Some(a), Some(e)) => {
-                let tolerance = 1e-9 * e.abs().max(1.0);
-                assert!((a - e).abs() <= tolerance, "{what}: {a} != {e}");
-            }
-            _ => assert_eq!(actual, expected, "{what}"),
-        },
-    }
 }

@@ -24,37 +24,8 @@ pub fn block_json(slot: u64) -> Vec<u8> {
     std::fs::read(fixtures().join(format!("blocks/{slot}.json"))).unwrap()
 }
 
-/// Asserts two JSON numbers agree to 1e-9 (relative), or two other values are equal.
-pub fn assert_close(actual: &Value, expected: &Value, what: &str) {
-    match (actual.as_f64(), expected.as_f64()) {
-        (Some(a), Some(e)) => {
-            let tolerance = 1e-9 * e.abs().max(1.0);
-            assert!((a - e).abs() <= tolerance, "{what}: {a} != {e}");
-        }
-        _ => assert_eq!(actual, expected, "{what}"),
-    }
-}
-
-/// Asserts every field of `expected` (recursively) is present in `actual` and agrees.
-pub fn assert_matches(actual: &Value, expected: &Value, what: &str) {
-    match (actual, expected) {
-        (Value::Object(a), Value::Object(e)) => {
-            for (key, value) in e {
-                let inner = a
-                    .get(key)
-                    .unwrap_or_else(|| panic!("{what}: missing `{key}` in {actual}"));
-                assert_matches(inner, value, &format!("{what}.{key}"));
-            }
-        }
-        (Value::Array(a), Value::Array(e)) => {
-            assert_eq!(a.len(), e.len(), "{what}: lengths differ");
-            for (index, (a, e)) in a.iter().zip(e).enumerate() {
-                assert_matches(a, e, &format!("{what}[{index}]"));
-            }
-        }
-        _ => assert_close(actual, expected, what),
-    }
-}
+#[allow(unused_imports)]
+pub use testkit::json_match::{assert_close, assert_matches};
 
 /// The fixture block of `slot` as the archive holds it.
 pub fn archive_block(slot: u64) -> Option<Block> {
