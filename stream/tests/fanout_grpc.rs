@@ -7,55 +7,29 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
+mod service_support;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use ::stream::filter::FilterLimits;
-use ::stream::service::{DisconnectReason, Feed, StreamMetrics, StreamService};
+use ::stream::service::{DisconnectReason, Feed};
 use stream_proto::stream::stream_client::StreamClient;
 use stream_proto::stream::{
     DecodedInstruction, DecodedTransaction, ProgramFilter, ServerTiming, SlotNotification,
     SubscribeRequest, SubscribeUpdate, subscribe_update::Update,
 };
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_stream::StreamExt;
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::Streaming;
+
+use service_support::{Running, serve_feed};
 use tonic::transport::Channel;
 
-struct Running {
-    address: SocketAddr,
-    feed: Feed,
-    metrics: Arc<StreamMetrics>,
-    stop: watch::Sender<bool>,
-}
-
 async fn serve(queue: usize) -> Running {
-    let feed = Feed::new(queue);
-    let metrics = Arc::new(StreamMetrics::default());
-    let (stop, stopped) = watch::channel(false);
-    let service = StreamService::new(
-        feed.clone(),
-        FilterLimits::default(),
-        Arc::clone(&metrics),
-        stopped,
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(service.into_server())
-            .serve_with_incoming(TcpListenerStream::new(listener)),
-    );
-    Running {
-        address,
-        feed,
-        metrics,
-        stop,
-    }
+    serve_feed(Feed::new(queue), None).await
 }
 
 async fn client(address: SocketAddr) -> StreamClient<Channel> {

@@ -6,56 +6,29 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
+mod service_support;
+
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ::stream::fanout::QueueBounds;
-use ::stream::filter::FilterLimits;
-use ::stream::service::{DisconnectReason, Feed, StreamMetrics, StreamService};
+use ::stream::service::{DisconnectReason, Feed};
 use stream_proto::stream::stream_client::StreamClient;
 use stream_proto::stream::{
     DecodedInstruction, DecodedTransaction, ProgramFilter, SubscribeRequest, SubscribeUpdate,
     subscribe_update::Update,
 };
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_stream::StreamExt;
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::Streaming;
+
+use service_support::{Running, serve_feed};
 use tonic::transport::{Channel, Endpoint};
 
-struct Running {
-    address: SocketAddr,
-    feed: Feed,
-    metrics: Arc<StreamMetrics>,
-    _stop: watch::Sender<bool>,
-}
-
 async fn serve(bounds: QueueBounds, per_ip: usize) -> Running {
-    let feed = Feed::with_bounds(bounds);
-    let metrics = Arc::new(StreamMetrics::default());
-    let (stop, stopped) = watch::channel(false);
-    let service = StreamService::new(
-        feed.clone(),
-        FilterLimits::default(),
-        Arc::clone(&metrics),
-        stopped,
-    )
-    .with_max_sessions_per_ip(per_ip);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(service.into_server())
-            .serve_with_incoming(TcpListenerStream::new(listener)),
-    );
-    Running {
-        address,
-        feed,
-        metrics,
-        _stop: stop,
-    }
+    serve_feed(Feed::with_bounds(bounds), Some(per_ip)).await
 }
 
 /// A client whose stream window is `window` bytes.
