@@ -9,28 +9,21 @@ mod process;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use process::Appliance;
+use process::{Appliance, free_tcp_address};
 use serde_json::{Value, json};
-
-fn free_address() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
 
 /// `appliance run` on one unused UDP source (no replay, no archive) with `extra` flags; retried
 /// on fresh ports when a port picked here was taken before the child bound it.
 fn start(extra: &[&str]) -> (Appliance, SocketAddr) {
     for _ in 0..5 {
-        let http = free_address();
+        let http = free_tcp_address();
         let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
             .args(["run", "--udp", "127.0.0.1:0", "--grpc"])
-            .arg(free_address().to_string())
+            .arg(free_tcp_address().to_string())
             .arg("--http")
             .arg(http.to_string())
             .arg("--data-dir")

@@ -16,7 +16,7 @@
 mod process;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ use stream_proto::stream::{ServerTiming, SubscribeRequest};
 use tokio::sync::mpsc;
 use tokio_stream::StreamExt;
 
-use process::{Appliance, http_get};
+use process::{Appliance, free_tcp_address, free_udp_address, http_get};
 
 fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -51,14 +51,6 @@ fn records(file: &str) -> Vec<Vec<u8>> {
     capture::framing::records(&bytes)
         .map(|record| record.unwrap().payload.to_vec())
         .collect()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// One published update as the test compares it: signature, slot, index in batch, kind.
@@ -82,12 +74,8 @@ struct Running {
 /// on new ports.
 async fn start(extra: &[&str]) -> Running {
     for _attempt in 0..5 {
-        let port = |_| {
-            format!("127.0.0.1:{}", free_port())
-                .parse::<SocketAddr>()
-                .unwrap()
-        };
-        let [udp, grpc, http] = [0, 1, 2].map(port);
+        let udp = free_udp_address();
+        let (grpc, http) = (free_tcp_address(), free_tcp_address());
         let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
             .args(["run", "--workers", "1", "--udp", &udp.to_string()])
             .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])

@@ -7,29 +7,21 @@
 mod process;
 
 use std::io::{BufRead, BufReader};
-use std::net::{SocketAddr, TcpListener};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use process::Appliance;
+use process::{Appliance, free_tcp_address};
 use serde_json::Value;
-
-fn free_address() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
 
 /// Starts `appliance run` (one unused UDP source) with `extra` flags and collects its standard
 /// error until the line announcing the HTTP address (or 60 s).
 fn log_lines(extra: &[&str]) -> Vec<String> {
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--udp", "127.0.0.1:0", "--grpc"])
-        .arg(free_address().to_string())
+        .arg(free_tcp_address().to_string())
         .arg("--http")
-        .arg(free_address().to_string())
+        .arg(free_tcp_address().to_string())
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

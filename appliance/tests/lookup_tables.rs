@@ -14,9 +14,9 @@
 mod process;
 
 use std::collections::{BTreeSet, HashMap};
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use decoder::lookup::{
@@ -31,7 +31,7 @@ use stream_proto::stream::{
 use testkit::cluster_rpc::{Behavior, ClusterStandin, ClusterState, StandinAccount};
 use tokio_stream::StreamExt;
 
-use process::{Appliance, http_get};
+use process::{Running, http_get, send_paced as send, start_appliance};
 
 type Key = [u8; 32];
 
@@ -147,47 +147,9 @@ fn every_slot(manifest: &Value) -> Vec<Vec<u8>> {
     out
 }
 
-fn send(target: SocketAddr, datagrams: &[Vec<u8>]) {
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    for datagram in datagrams {
-        socket.send_to(datagram, target).unwrap();
-        std::thread::sleep(Duration::from_micros(100));
-    }
-}
-
-fn free_address() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
-
-struct Running {
-    appliance: Appliance,
-    udp: SocketAddr,
-    grpc: SocketAddr,
-    http: SocketAddr,
-}
-
 /// The appliance with `--trust-feed`, the data directory and `extra` flags.
 fn start(extra: &[&str], data_dir: &Path) -> Running {
-    let (udp, grpc, http) = (free_address(), free_address(), free_address());
-    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
-        .args(["run", "--trust-feed", "--udp", &udp.to_string()])
-        .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    Running {
-        appliance: Appliance { child },
-        udp,
-        grpc,
-        http,
-    }
+    start_appliance(&[&["--trust-feed"], extra].concat(), data_dir)
 }
 
 /// A configuration file preloading `tables`.

@@ -1,13 +1,15 @@
 //! Helpers shared by the tests that run the real `appliance` process: a guard that kills it when
-//! the test ends, free loopback addresses for its listeners, and a plain HTTP/1.1 GET against its
-//! HTTP address.
+//! the test ends, free loopback addresses for its listeners, `appliance run` on them, paced UDP
+//! sending, and a plain HTTP/1.1 GET against its HTTP address.
 
 #![allow(dead_code)] // Each test crate uses its own subset.
 
 pub mod servers;
 
 use std::net::{SocketAddr, TcpListener, UdpSocket};
-use std::process::Child;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 /// A loopback TCP address no listener holds now (for `--grpc`, `--http`).
 pub fn free_tcp_address() -> SocketAddr {
@@ -36,6 +38,47 @@ impl Drop for Appliance {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A running `appliance run` and the addresses it listens on.
+pub struct Running {
+    pub appliance: Appliance,
+    pub udp: SocketAddr,
+    pub grpc: SocketAddr,
+    pub http: SocketAddr,
+}
+
+/// `appliance run` on free loopback addresses, keeping its data in `data_dir` (never the
+/// checkout's `data/`), with `extra` flags.
+pub fn start_appliance(extra: &[&str], data_dir: &Path) -> Running {
+    let udp = free_udp_address();
+    let (grpc, http) = (free_tcp_address(), free_tcp_address());
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["run", "--udp", &udp.to_string()])
+        .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Running {
+        appliance: Appliance { child },
+        udp,
+        grpc,
+        http,
+    }
+}
+
+/// Sends `datagrams` to `target` from one socket, 100 µs apart (so the loopback socket buffer
+/// never overflows).
+pub fn send_paced(target: SocketAddr, datagrams: &[Vec<u8>]) {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for datagram in datagrams {
+        socket.send_to(datagram, target).unwrap();
+        std::thread::sleep(Duration::from_micros(100));
     }
 }
 

@@ -5,9 +5,8 @@
 #![allow(dead_code)] // Each test crate uses its own subset.
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, UdpSocket};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use capture::reslot::Reslotter;
@@ -19,7 +18,7 @@ use testkit::cluster_rpc::ClusterState;
 use tokio_stream::StreamExt;
 use tonic::Streaming;
 
-use crate::process::{Appliance, free_tcp_address, free_udp_address, http_get};
+use crate::process::http_get;
 
 /// ALPHA_FUN's mainnet id, which the fixtures' pump calls use.
 pub const PUMP_PROGRAM_ID: &str = "6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P";
@@ -122,46 +121,7 @@ pub fn interleave(first: Vec<Vec<u8>>, second: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     }
 }
 
-pub fn send(target: SocketAddr, datagrams: &[Vec<u8>]) {
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    for datagram in datagrams {
-        socket.send_to(datagram, target).unwrap();
-        std::thread::sleep(Duration::from_micros(100));
-    }
-}
-
-pub struct Running {
-    pub appliance: Appliance,
-    pub udp: SocketAddr,
-    pub grpc: SocketAddr,
-    pub http: SocketAddr,
-}
-
-pub fn start(extra: &[&str], data_dir: &Path) -> Running {
-    let udp = free_udp_address();
-    let (grpc, http) = (free_tcp_address(), free_tcp_address());
-    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
-        .args([
-            "run",
-            "--udp",
-            &udp.to_string(),
-            "--grpc",
-            &grpc.to_string(),
-        ])
-        .args(["--http", &http.to_string(), "--data-dir"])
-        .arg(data_dir)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    Running {
-        appliance: Appliance { child },
-        udp,
-        grpc,
-        http,
-    }
-}
+pub use crate::process::{Running, send_paced as send, start_appliance as start};
 
 /// `/health` once it answers and satisfies `ready`.
 pub fn wait_for_health(http: SocketAddr, ready: impl Fn(&str) -> bool) -> String {
