@@ -5,7 +5,10 @@
 //! Per record of a [`SteadyFeed`] loop (six fixture slots renumbered and re-signed loop after
 //! loop): `SetStage::ingest` (parse, Merkle proof, leader signature once per set, store, recover)
 //! with its events applied to the `SlotStage` (one worker owns every slot, as with `--workers 1`),
-//! then for every completed entry batch `appliance::pipeline::publish::Publisher::publish_batch`, the worker's batch-wise step:
+//! then what the shred completed goes out as the worker's drain does it: for every completed entry
+//! batch `appliance::pipeline::publish::Publisher::publish_batch` (the batch-wise path), or, in
+//! the `…/incremental` cases (the appliance's default), each transaction as soon as its bytes are
+//! complete (`SlotStage::next_ready` + `Publisher::publish_transaction`); either way
 //! every transaction through the DEX decoders into `SubscribeUpdate`s, the six-stamp
 //! `ServerTiming` and `Feed::publish` into the real fan-out hub with one started subscriber whose
 //! empty filter map matches everything (so each update is matched and encoded once, and queued). The subscriber's queue is drained outside the
@@ -26,12 +29,13 @@
 
 use std::time::Duration;
 
-use appliance::pipeline::publish::Publisher;
+use appliance::pipeline::publish::{Publisher, Stamps};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use decoder::DecodeStats;
 use decoder::decoder::ShredOutcome;
 use decoder::dex::ProgramRegistry;
-use decoder::{LeaderSchedule, SetStage, SlotStage, SlotStageConfig};
+use decoder::{LeaderSchedule, ReadyItem, SetStage, SlotStage, SlotStageConfig};
+use stream::encode::Placement;
 use stream::fanout::Subscriber;
 use stream::filter::Filters;
 use stream::service::Feed;
@@ -62,10 +66,12 @@ struct Pipeline {
     stats: DecodeStats,
     lookups: appliance::pipeline::lookups::WorkerLookups,
     feed: Feed,
+    /// Incremental deshredding (the appliance's default): each transaction as its bytes arrive.
+    incremental: bool,
 }
 
 impl Pipeline {
-    /// The worker's `ingest` + `publish_batches` for one loop of records.
+    /// The worker's `ingest` + drain for one loop of records.
     fn run(&mut self, records: &[Vec<u8>]) -> Pass {
         let mut pass = Pass::default();
         let now = unix_nanos();
@@ -77,27 +83,57 @@ impl Pipeline {
             if let ShredOutcome::Rejected { .. } = outcome {
                 pass.rejected += 1;
             }
-            // As the worker: no clock read for a datagram that completes no batch.
-            if self.slots.pending_batches() == 0 {
-                continue;
-            }
-            let capture_done = unix_nanos();
-            let mut published = 0;
-            let mut publisher = Publisher {
-                registry: &self.registry,
-                feed: &self.feed,
-                stats: &mut self.stats,
-                lookups: &mut self.lookups,
-                published: |_: &_| published += 1,
+            // As the worker: no clock read for a datagram that completes nothing.
+            let ready = match self.incremental {
+                true => self.slots.has_ready(),
+                false => self.slots.pending_batches() > 0,
             };
+            if ready {
+                self.drain(&mut pass);
+            }
+        }
+        pass
+    }
+
+    /// The worker's drain (`appliance::pipeline::drain`) with a counting callback in place of
+    /// its latency histograms: per ready transaction (incremental) or per complete batch.
+    fn drain(&mut self, pass: &mut Pass) {
+        let capture_done = unix_nanos();
+        let mut published = 0;
+        let mut publisher = Publisher {
+            registry: &self.registry,
+            feed: &self.feed,
+            stats: &mut self.stats,
+            lookups: &mut self.lookups,
+            published: |_: &_| published += 1,
+        };
+        if !self.incremental {
             while let Some(batch) = self.slots.next_batch() {
                 pass.batches += 1;
                 pass.transactions += batch.entries.transaction_count();
                 publisher.publish_batch(&batch, capture_done);
             }
-            pass.published += published;
         }
-        pass
+        while let Some(item) = self.slots.next_ready() {
+            match item {
+                ReadyItem::Transaction(ready) => {
+                    pass.transactions += 1;
+                    let placement = Placement {
+                        slot: ready.slot,
+                        tx_index: u32::try_from(ready.index_in_batch).unwrap_or(u32::MAX),
+                    };
+                    let stamps = Stamps {
+                        first_read: ready.first_rx_ns,
+                        capture_done,
+                        deshred_done: unix_nanos(),
+                    };
+                    publisher.publish_transaction(&ready.transaction, placement, stamps);
+                }
+                ReadyItem::Marker(_) => {}
+                ReadyItem::BatchEnd(end) => pass.batches += u64::from(end.outcome.is_ok()),
+            }
+        }
+        pass.published += published;
     }
 }
 
@@ -127,68 +163,103 @@ fn drain(subscriber: &mut Subscriber) -> u64 {
 fn pipeline_steady(c: &mut Criterion) {
     let mut group = c.benchmark_group("pipeline_steady");
     group.sampling_mode(SamplingMode::Flat).sample_size(20);
-    for order in [FeedOrder::Lossy, FeedOrder::Turbine, FeedOrder::Full] {
-        for mode in ["unauthenticated", "merkle", "signed"] {
-            let mut feed = SteadyFeed::new(order);
-            let leaders = match mode {
-                "signed" => feed.leaders(),
-                _ => LeaderSchedule::Unchecked,
-            };
-            let config = steady_decoder_config(mode != "unauthenticated");
-            let mut pipeline = Pipeline {
-                sets: SetStage::new(config, leaders),
-                slots: SlotStage::new(SlotStageConfig::from(&config)),
-                registry: ProgramRegistry::default(),
-                stats: DecodeStats::default(),
-                lookups: appliance::pipeline::lookups::WorkerLookups::standalone(),
-                feed: Feed::new(1 << 14),
-            };
-            let mut subscriber = Subscriber::new(pipeline.feed.hub().clone());
-            subscriber.replace(Filters::default());
-            pipeline.feed.hub().rebuild();
+    let mut batch_wise = None;
+    for (order, mode, deshred) in cases() {
+        let mut feed = SteadyFeed::new(order);
+        let leaders = match mode {
+            "signed" => feed.leaders(),
+            _ => LeaderSchedule::Unchecked,
+        };
+        let mut config = steady_decoder_config(mode != "unauthenticated");
+        config.incremental.enabled = deshred == Deshred::Incremental;
+        let mut pipeline = Pipeline {
+            sets: SetStage::new(config, leaders),
+            slots: SlotStage::new(SlotStageConfig::from(&config)),
+            registry: ProgramRegistry::default(),
+            stats: DecodeStats::default(),
+            lookups: appliance::pipeline::lookups::WorkerLookups::standalone(),
+            feed: Feed::new(1 << 14),
+            incremental: config.incremental.enabled,
+        };
+        let mut subscriber = Subscriber::new(pipeline.feed.hub().clone());
+        subscriber.replace(Filters::default());
+        pipeline.feed.hub().rebuild();
 
-            // Warm-up loops, checked: nothing rejected, every loop alike, every update delivered.
-            let mut records = Vec::new();
-            let mut first = None;
-            for _ in 0..4 {
-                feed.next_loop(&mut records);
-                let pass = pipeline.run(&records);
-                assert_eq!(pass.rejected, 0, "{order:?}/{mode}: nothing rejected");
-                assert!(pass.published > 0, "{order:?}/{mode}: updates published");
-                assert_eq!(*first.get_or_insert(pass), pass, "every loop decodes alike");
-                assert_eq!(
-                    drain(&mut subscriber),
-                    pass.published,
-                    "{order:?}/{mode}: the subscriber got every update"
-                );
-            }
-            println!("pipeline_steady {order:?}/{mode}: per loop {first:?}");
-
-            let name = format!("{}/{mode}", format!("{order:?}").to_lowercase());
-            group.throughput(Throughput::Elements(feed.records_per_loop() as u64));
-            let mut ahead = LoopsAhead::new(LOOPS_AHEAD);
-            let mut rejected_in_timed_loops = 0;
-            group.bench_function(name, |b| {
-                b.iter_custom(|iters| {
-                    let mut timed = Duration::ZERO;
-                    for _ in 0..iters {
-                        let records = ahead.next(&mut feed);
-                        let start = thread_cpu_time();
-                        let pass = std::hint::black_box(pipeline.run(&records));
-                        timed += thread_cpu_time().saturating_sub(start);
-                        rejected_in_timed_loops += pass.rejected;
-                        drain(&mut subscriber);
-                    }
-                    timed
-                });
-            });
+        // Warm-up loops, checked: nothing rejected, every loop alike, every update delivered.
+        let mut records = Vec::new();
+        let mut first = None;
+        for _ in 0..4 {
+            feed.next_loop(&mut records);
+            let pass = pipeline.run(&records);
+            assert_eq!(pass.rejected, 0, "{order:?}/{mode}: nothing rejected");
+            assert!(pass.published > 0, "{order:?}/{mode}: updates published");
+            assert_eq!(*first.get_or_insert(pass), pass, "every loop decodes alike");
             assert_eq!(
-                rejected_in_timed_loops, 0,
-                "{order:?}/{mode}: timed loops rejected records"
+                drain(&mut subscriber),
+                pass.published,
+                "{order:?}/{mode}: the subscriber got every update"
             );
         }
+        println!("pipeline_steady {order:?}/{mode}/{deshred:?}: per loop {first:?}");
+        // Both paths publish the same updates (the batch case of each order and mode runs first).
+        match deshred {
+            Deshred::Batch => batch_wise = first,
+            Deshred::Incremental => {
+                assert_eq!(first, batch_wise, "{order:?}/{mode}: as batch-wise")
+            }
+        }
+
+        let name = format!("{}/{mode}", format!("{order:?}").to_lowercase());
+        let name = match deshred {
+            Deshred::Batch => name,
+            Deshred::Incremental => format!("{name}/incremental"),
+        };
+        group.throughput(Throughput::Elements(feed.records_per_loop() as u64));
+        let mut ahead = LoopsAhead::new(LOOPS_AHEAD);
+        let mut rejected_in_timed_loops = 0;
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut timed = Duration::ZERO;
+                for _ in 0..iters {
+                    let records = ahead.next(&mut feed);
+                    let start = thread_cpu_time();
+                    let pass = std::hint::black_box(pipeline.run(&records));
+                    timed += thread_cpu_time().saturating_sub(start);
+                    rejected_in_timed_loops += pass.rejected;
+                    drain(&mut subscriber);
+                }
+                timed
+            });
+        });
+        assert_eq!(
+            rejected_in_timed_loops, 0,
+            "{order:?}/{mode}: timed loops rejected records"
+        );
     }
     group.finish();
+}
+
+/// How the slot stage hands transactions out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Deshred {
+    /// Whole entry batches (`next_batch`), the names without a suffix (comparable with earlier
+    /// runs).
+    Batch,
+    /// Each transaction as its bytes arrive (`next_ready`), the names ending `/incremental`.
+    Incremental,
+}
+
+/// Every feed order × authentication mode × deshred path.
+fn cases() -> Vec<(FeedOrder, &'static str, Deshred)> {
+    let mut cases = Vec::new();
+    for order in [FeedOrder::Lossy, FeedOrder::Turbine, FeedOrder::Full] {
+        for mode in ["unauthenticated", "merkle", "signed"] {
+            for deshred in [Deshred::Batch, Deshred::Incremental] {
+                cases.push((order, mode, deshred));
+            }
+        }
+    }
+    cases
 }
 
 criterion_group!(benches, pipeline_steady);
