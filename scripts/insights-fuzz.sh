@@ -34,7 +34,7 @@ trap cleanup EXIT
 target/debug/insights_load standin --port "$UPSTREAM_PORT" >"$WORK/standin.log" 2>&1 &
 PIDS+=($!)
 target/debug/appliance run --udp 127.0.0.1:0 --grpc "127.0.0.1:$GRPC_PORT" --http "127.0.0.1:$HTTP_PORT" \
-    --upstream "http://127.0.0.1:$UPSTREAM_PORT" --insights-db "$WORK/insights.redb" --insights-poll 20ms \
+    --upstream "http://127.0.0.1:$UPSTREAM_PORT" --insights-db "$WORK/insights.redb" --insights-poll 20ms --data-dir "$WORK/data" \
     >"$WORK/appliance.log" 2>&1 &
 PIDS+=($!)
 

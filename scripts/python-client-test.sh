@@ -16,6 +16,7 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 grpc_port=$(free_port)
 http_port=$(free_port)
 target/debug/appliance run --grpc "127.0.0.1:$grpc_port" --http "127.0.0.1:$http_port" \
+    --data-dir target/python-client/data \
     >target/python-client/appliance.log 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT

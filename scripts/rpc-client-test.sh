@@ -37,7 +37,7 @@ for _ in 1 2 3 4 5; do
   http_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   grpc_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   "$root/target/debug/appliance" run --udp 127.0.0.1:0 --grpc "127.0.0.1:$grpc_port" \
-    --http "127.0.0.1:$http_port" > /dev/null 2>&1 &
+    --http "127.0.0.1:$http_port" --data-dir "$root/target/rpc-client/data" > /dev/null 2>&1 &
   bare=$!
   up=0
   for _ in $(seq 1 200); do
