@@ -1,3 +1,7 @@
+//! Length: over 600 lines because the pass, its address feeder and the sealing jobs share the
+//! builder's private types (partitions, per-kind writers); ~75 of the lines are its options, report and
+//! error types.
+//!
 //! The index builder behind `appliance archive index`: one sequential pass over a CAR (whole
 //! epoch or piece) feeding every index that is still missing next to it, then sealing each one.
 //! The pass runs on two threads (CAR parsing and the compact/slot indexes; metadata decoding and

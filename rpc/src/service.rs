@@ -1,3 +1,6 @@
+//! Length: over 600 lines because a request's one path (single call or batch, rate limit, archive
+//! or upstream, the merged getSignaturesForAddress) shares the frontend's state and answer types.
+//!
 //! The HTTP side of the JSON-RPC archive: `POST /` takes a JSON-RPC body (one call or a batch),
 //! charges the client's token bucket one token per call, answers archive calls locally and routes
 //! the rest to the upstream validator (docs/decisions.md §B):
