@@ -336,6 +336,24 @@ mod appliance {
                 command.arg("--replay-burst");
             }
             command.args(["--grpc", &grpc.to_string(), "--http", &http.to_string()]);
+            // Every subscriber connects from 127.0.0.1: lift the per-address stream cap to the
+            // run's count; the data directory (lookup tables) goes to a scratch directory.
+            let scratch =
+                std::env::temp_dir().join(format!("latency-harness-{}", std::process::id()));
+            std::fs::create_dir_all(&scratch)?;
+            let config = scratch.join("appliance.toml");
+            let per_ip = args
+                .subscribers
+                .max(stream::service::DEFAULT_MAX_SESSIONS_PER_IP);
+            std::fs::write(
+                &config,
+                format!("[grpc]\nmax_subscribers_per_ip = {per_ip}\n"),
+            )?;
+            command
+                .arg("--config")
+                .arg(&config)
+                .arg("--data-dir")
+                .arg(scratch.join("data"));
             if let Some(queue) = args.subscriber_queue {
                 command.args(["--subscriber-queue", &queue.to_string()]);
             }
