@@ -109,6 +109,30 @@ fn reference(bytes: &[u8], known: &HashMap<Key, Vec<Key>>) -> (Vec<Option<Key>>,
     (writable, readonly)
 }
 
+/// Every published v0 transaction of the fixtures (1,041) arrived with `status` and the loaded
+/// addresses the reference computes from the `known` tables.
+fn assert_v0_loaded(
+    fixtures: &HashMap<Vec<u8>, FixtureTx>,
+    received: &HashMap<Vec<u8>, DecodedTransaction>,
+    known: &HashMap<Key, Vec<Key>>,
+    status: LookupStatus,
+) {
+    let mut v0 = 0;
+    for (signature, tx) in fixtures.iter().filter(|(_, tx)| tx.published) {
+        let envelope = received
+            .get(signature)
+            .expect("a published transaction missing");
+        if envelope.uses_lookup_tables {
+            v0 += 1;
+            assert_eq!(envelope.lookup_status, status as i32);
+            let (writable, readonly) = reference(&tx.bytes, known);
+            assert_eq!(as_keys(&envelope.loaded_writable_addresses), writable);
+            assert_eq!(as_keys(&envelope.loaded_readonly_addresses), readonly);
+        }
+    }
+    assert_eq!(v0, 1041);
+}
+
 fn as_keys(addresses: &[Vec<u8>]) -> Vec<Option<Key>> {
     addresses
         .iter()
@@ -439,20 +463,12 @@ async fn with_the_rpc_down_transactions_are_published_unresolved() {
         every_slot(&manifest),
     )
     .await;
-    let mut v0 = 0;
-    for (signature, tx) in fixtures.iter().filter(|(_, tx)| tx.published) {
-        let envelope = received
-            .get(signature)
-            .expect("a published transaction missing");
-        if envelope.uses_lookup_tables {
-            v0 += 1;
-            assert_eq!(envelope.lookup_status, LookupStatus::Unresolved as i32);
-            let (writable, readonly) = reference(&tx.bytes, &HashMap::new());
-            assert_eq!(as_keys(&envelope.loaded_writable_addresses), writable);
-            assert_eq!(as_keys(&envelope.loaded_readonly_addresses), readonly);
-        }
-    }
-    assert_eq!(v0, 1041);
+    assert_v0_loaded(
+        &fixtures,
+        &received,
+        &HashMap::new(),
+        LookupStatus::Unresolved,
+    );
     wait_metric(
         running.http,
         "appliance_lookup_table_fetch_errors_total ",
@@ -503,18 +519,5 @@ async fn a_restart_resolves_from_the_persisted_cache_without_the_cluster() {
         every_slot(&manifest),
     )
     .await;
-    let mut v0 = 0;
-    for (signature, tx) in fixtures.iter().filter(|(_, tx)| tx.published) {
-        let envelope = received
-            .get(signature)
-            .expect("a published transaction missing");
-        if envelope.uses_lookup_tables {
-            v0 += 1;
-            assert_eq!(envelope.lookup_status, LookupStatus::Resolved as i32);
-            let (writable, readonly) = reference(&tx.bytes, &known);
-            assert_eq!(as_keys(&envelope.loaded_writable_addresses), writable);
-            assert_eq!(as_keys(&envelope.loaded_readonly_addresses), readonly);
-        }
-    }
-    assert_eq!(v0, 1041);
+    assert_v0_loaded(&fixtures, &received, &known, LookupStatus::Resolved);
 }

@@ -73,7 +73,6 @@ const RESERVED: [&str; 31] = [
     id::SYSVAR_OWNER,
 ];
 
-const UPGRADEABLE_LOADER: &str = id::BPF_LOADER_UPGRADEABLE;
 const SYSTEM_PROGRAM: [u8; 32] = [0; 32];
 /// The memo program ids parsed as `spl-memo`.
 const MEMO_PROGRAMS: [&str; 3] = [
@@ -83,11 +82,6 @@ const MEMO_PROGRAMS: [&str; 3] = [
 ];
 /// SPL Token and Token-2022: one parser (`program` prints `spl-token` for both).
 const TOKEN_PROGRAMS: [&str; 2] = [id::TOKEN, id::TOKEN_2022];
-const ASSOCIATED_TOKEN_PROGRAM: &str = id::ASSOCIATED_TOKEN;
-const ADDRESS_LOOKUP_TABLE_PROGRAM: &str = id::ADDRESS_LOOKUP_TABLE;
-const BPF_LOADER_V2: &str = id::BPF_LOADER_V2;
-const VOTE_PROGRAM: &str = id::VOTE;
-const STAKE_PROGRAM: &str = id::STAKE;
 
 fn decode_keys<const N: usize>(texts: [&str; N]) -> Vec<[u8; 32]> {
     let mut keys: Vec<[u8; 32]> = texts
@@ -101,16 +95,17 @@ fn decode_keys<const N: usize>(texts: [&str; N]) -> Vec<[u8; 32]> {
 
 static RESERVED_KEYS: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys(RESERVED));
 static UPGRADEABLE_LOADER_KEY: LazyLock<Vec<[u8; 32]>> =
-    LazyLock::new(|| decode_keys([UPGRADEABLE_LOADER]));
+    LazyLock::new(|| decode_keys([id::BPF_LOADER_UPGRADEABLE]));
 static MEMO_KEYS: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys(MEMO_PROGRAMS));
 static TOKEN_KEYS: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys(TOKEN_PROGRAMS));
 static ASSOCIATED_TOKEN_KEY: LazyLock<Vec<[u8; 32]>> =
-    LazyLock::new(|| decode_keys([ASSOCIATED_TOKEN_PROGRAM]));
+    LazyLock::new(|| decode_keys([id::ASSOCIATED_TOKEN]));
 static ADDRESS_LOOKUP_TABLE_KEY: LazyLock<Vec<[u8; 32]>> =
-    LazyLock::new(|| decode_keys([ADDRESS_LOOKUP_TABLE_PROGRAM]));
-static BPF_LOADER_V2_KEY: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys([BPF_LOADER_V2]));
-static VOTE_KEY: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys([VOTE_PROGRAM]));
-static STAKE_KEY: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys([STAKE_PROGRAM]));
+    LazyLock::new(|| decode_keys([id::ADDRESS_LOOKUP_TABLE]));
+static BPF_LOADER_V2_KEY: LazyLock<Vec<[u8; 32]>> =
+    LazyLock::new(|| decode_keys([id::BPF_LOADER_V2]));
+static VOTE_KEY: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys([id::VOTE]));
+static STAKE_KEY: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys([id::STAKE]));
 
 /// Whether `key` is one of the SPL Memo programs.
 pub fn is_memo_program(key: &[u8]) -> bool {
@@ -689,7 +684,7 @@ mod tests {
 
     #[test]
     fn associated_token_create_forms() {
-        let program = key(ASSOCIATED_TOKEN_PROGRAM);
+        let program = key(id::ASSOCIATED_TOKEN);
         let (name, parsed) = parse_program(&program, &[1], &names(6)).unwrap();
         assert_eq!(name, "spl-associated-token-account");
         assert_eq!(parsed["type"], "createIdempotent");
@@ -737,28 +732,28 @@ mod tests {
 
         #[test]
         fn associated_token_parser_never_panics(data in proptest::collection::vec(any::<u8>(), 0..4), accounts in 0usize..9) {
-            never_panics(ASSOCIATED_TOKEN_PROGRAM, &data, accounts);
+            never_panics(id::ASSOCIATED_TOKEN, &data, accounts);
         }
 
         #[test]
         fn address_lookup_table_parser_never_panics(data in prefixed(u32_tags(5)), accounts in 0usize..6) {
-            never_panics(ADDRESS_LOOKUP_TABLE_PROGRAM, &data, accounts);
+            never_panics(id::ADDRESS_LOOKUP_TABLE, &data, accounts);
         }
 
         #[test]
         fn vote_parser_never_panics(data in prefixed(u32_tags(20)), accounts in 0usize..6) {
-            never_panics(VOTE_PROGRAM, &data, accounts);
+            never_panics(id::VOTE, &data, accounts);
         }
 
         #[test]
         fn stake_parser_never_panics(data in prefixed(u32_tags(18)), accounts in 0usize..8) {
-            never_panics(STAKE_PROGRAM, &data, accounts);
+            never_panics(id::STAKE, &data, accounts);
         }
 
         #[test]
         fn bpf_loader_parsers_never_panic(data in prefixed(u32_tags(8)), accounts in 0usize..10) {
-            never_panics(BPF_LOADER_V2, &data, accounts);
-            never_panics(UPGRADEABLE_LOADER, &data, accounts);
+            never_panics(id::BPF_LOADER_V2, &data, accounts);
+            never_panics(id::BPF_LOADER_UPGRADEABLE, &data, accounts);
         }
 
         #[test]
