@@ -121,7 +121,10 @@ async fn a_client_that_never_reads_is_cut_by_the_publisher_and_its_queue_freed()
     // Everything queued when the bound was crossed (about 256 KiB of 1.1 KB updates) and the
     // update that crossed it.
     assert!((200..=260).contains(&dropped), "dropped {dropped}");
-    assert_eq!(metrics.open_streams.load(Ordering::Relaxed), 1);
+    // The stream itself ends when its session next runs: tonic's encoder may poll it before the
+    // client reads again (it then ends with its status at once), so it is open or just closed,
+    // never more. The status the client gets is checked below either way.
+    assert!(metrics.open_streams.load(Ordering::Relaxed) <= 1);
     // Later updates go nowhere (the session left the hub).
     running.feed.publish(transaction(9_999));
     assert_eq!(metrics.updates_dropped_lag.load(Ordering::Relaxed), dropped);

@@ -139,13 +139,15 @@ impl SessionQueue {
         }
         let held = std::mem::take(&mut state.items);
         state.bytes = 0;
+        // Marked lagged before the lock is given back: a session that finds the queue closed
+        // must also find it lagged, or it would end the stream as a plain close (status OK).
+        self.lagged.store(true, Ordering::Release);
         state.closed = true;
         drop(state);
         let dropped = held.len() as u64 + 1;
         // Freed outside the lock.
         drop(held);
         self.dropped.fetch_add(dropped, Ordering::Relaxed);
-        self.lagged.store(true, Ordering::Release);
         self.ready.notify_one();
         if let Some(observer) = &self.observer {
             observer.lagged(dropped);
