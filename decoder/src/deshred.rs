@@ -280,10 +280,14 @@ impl SlotState {
     }
 
     fn complete_batch_containing(&self, slot: u64, index: u32) -> Option<BatchSpan> {
-        let end_index = self.data_complete.first_set_from(index)?;
-        if self.present.first_clear_in(index, end_index).is_some() {
-            return None;
-        }
+        // The end is the first `DATA_COMPLETE` before the first gap. Searching the gap first
+        // bounds both scans by the run of present shreds (mostly one word), not by the slot's
+        // 32,768 positions: this runs for every inserted shred.
+        let run_end = match self.present.first_clear_in(index, MAX_SHREDS_PER_SLOT - 1) {
+            Some(gap) => gap.checked_sub(1)?,
+            None => MAX_SHREDS_PER_SLOT - 1,
+        };
+        let end_index = self.data_complete.first_set_in(index, run_end)?;
         let previous_end = match index {
             0 => None,
             _ => self.data_complete.last_set_in(0, index - 1),
@@ -342,28 +346,26 @@ impl Bitset {
         self.words.fill(0);
     }
 
-    /// First set bit at or after `from`.
-    fn first_set_from(&self, from: u32) -> Option<u32> {
-        let mut word_index = from as usize / 64;
-        let mut word = self.words[word_index] & (u64::MAX << (from % 64));
-        loop {
-            if word != 0 {
-                return Some((word_index * 64) as u32 + word.trailing_zeros());
-            }
-            word_index += 1;
-            if word_index == WORDS_PER_SLOT {
-                return None;
-            }
-            word = self.words[word_index];
-        }
+    /// First set bit in `[from, to]`.
+    fn first_set_in(&self, from: u32, to: u32) -> Option<u32> {
+        self.first_matching_in(from, to, false)
     }
 
     /// First clear bit in `[from, to]`.
     fn first_clear_in(&self, from: u32, to: u32) -> Option<u32> {
+        self.first_matching_in(from, to, true)
+    }
+
+    fn first_matching_in(&self, from: u32, to: u32, clear: bool) -> Option<u32> {
         let mut index = from;
         while index <= to {
             let word_index = index as usize / 64;
-            let word = !self.words[word_index] & (u64::MAX << (index % 64));
+            let raw = if clear {
+                !self.words[word_index]
+            } else {
+                self.words[word_index]
+            };
+            let word = raw & (u64::MAX << (index % 64));
             if word != 0 {
                 let found = (word_index * 64) as u32 + word.trailing_zeros();
                 return (found <= to).then_some(found);
@@ -463,9 +465,11 @@ mod tests {
         for index in [3u32, 64, 200, 32_767] {
             bits.set(index);
         }
-        assert_eq!(bits.first_set_from(0), Some(3));
-        assert_eq!(bits.first_set_from(4), Some(64));
-        assert_eq!(bits.first_set_from(201), Some(32_767));
+        assert_eq!(bits.first_set_in(0, 32_767), Some(3));
+        assert_eq!(bits.first_set_in(4, 32_767), Some(64));
+        assert_eq!(bits.first_set_in(201, 32_767), Some(32_767));
+        assert_eq!(bits.first_set_in(65, 199), None);
+        assert_eq!(bits.first_set_in(64, 64), Some(64));
         assert_eq!(bits.last_set_in(0, 199), Some(64));
         assert_eq!(bits.last_set_in(65, 199), None);
         assert_eq!(bits.first_clear_in(64, 64), None);
