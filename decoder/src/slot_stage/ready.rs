@@ -164,6 +164,11 @@ pub(super) struct Streams {
     /// Slots whose every batch was handed out, most recent last (bounded like the deshredder).
     done_slots: std::collections::VecDeque<u64>,
     table: Vec<Stream>,
+    /// Ids of the open streams, in no order: every inserted shred looks among these (a few),
+    /// not over the whole table (`max_open_streams` entries).
+    open_ids: Vec<usize>,
+    /// Ids of the closed streams, the next one to open last.
+    free_ids: Vec<usize>,
     queue: std::collections::VecDeque<usize>,
     job: Option<Job>,
     marks: Vec<Mark>,
@@ -185,6 +190,8 @@ impl Streams {
         Self {
             done_slots: std::collections::VecDeque::with_capacity(done_slots),
             table: vec![Stream::CLOSED; count],
+            open_ids: Vec::with_capacity(count),
+            free_ids: (0..count).rev().collect(),
             queue: std::collections::VecDeque::with_capacity(count),
             job: None,
             marks: Vec::with_capacity(marks),
@@ -200,9 +207,37 @@ impl Streams {
     }
 
     fn find(&self, slot: u64, start_index: u32) -> Option<usize> {
-        self.table
+        self.find_open(|s| s.slot == slot && s.start_index == start_index)
+    }
+
+    /// The open stream that satisfies `wanted`.
+    fn find_open(&self, wanted: impl Fn(&Stream) -> bool) -> Option<usize> {
+        self.open_ids
             .iter()
-            .position(|s| s.open && s.slot == slot && s.start_index == start_index)
+            .copied()
+            .find(|&id| wanted(&self.table[id]))
+    }
+
+    /// Opens `stream` in a free entry of the table; `None` when every entry is in use.
+    fn open(&mut self, stream: Stream) -> Option<usize> {
+        let id = self.free_ids.pop()?;
+        self.table[id] = stream;
+        self.open_ids.push(id);
+        Some(id)
+    }
+
+    /// Marks stream `id` closed and its entry free.
+    fn close(&mut self, id: usize) {
+        let stream = &mut self.table[id];
+        if !stream.open {
+            return;
+        }
+        stream.open = false;
+        stream.queued = false;
+        if let Some(position) = self.open_ids.iter().position(|&open| open == id) {
+            self.open_ids.swap_remove(position);
+        }
+        self.free_ids.push(id);
     }
 
     fn wake(&mut self, id: usize) {
@@ -288,9 +323,7 @@ impl SlotStage {
         let (slot, index) = (shred.slot, shred.index);
         let waiting = self
             .streams
-            .table
-            .iter()
-            .position(|s| s.open && s.slot == slot && s.scanned_to == index);
+            .find_open(|s| s.slot == slot && s.scanned_to == index);
         if let Some(id) = waiting {
             self.streams.wake(id);
         }
@@ -309,11 +342,7 @@ impl SlotStage {
         {
             return;
         }
-        let Some(id) = self.streams.table.iter().position(|s| !s.open) else {
-            self.counters.streams_unavailable += 1;
-            return;
-        };
-        self.streams.table[id] = Stream {
+        let opened = self.streams.open(Stream {
             open: true,
             slot,
             start_index: index,
@@ -324,30 +353,33 @@ impl SlotStage {
                 ..Arrival::default()
             },
             ..Stream::CLOSED
-        };
-        self.streams.wake(id);
+        });
+        match opened {
+            Some(id) => self.streams.wake(id),
+            None => self.counters.streams_unavailable += 1,
+        }
     }
 
     /// Closes streams whose unparsed bytes lay in an evicted set.
     pub(super) fn close_streams_of_set(&mut self, key: SetKey) {
         let set_end = key.fec_set_index + DATA_SHREDS_PER_FEC_SET as u32;
-        for id in 0..self.streams.table.len() {
-            let stream = &self.streams.table[id];
-            if stream.open
-                && stream.slot == key.slot
+        self.close_streams_where(|stream| {
+            stream.slot == key.slot
                 && stream.cursor_index < set_end
                 && key.fec_set_index <= stream.scanned_to
-            {
-                self.close_stream(id);
-                self.counters.streams_evicted += 1;
-            }
-        }
+        });
     }
 
     pub(super) fn close_streams_below(&mut self, slot_floor: u64) {
-        for id in 0..self.streams.table.len() {
-            let stream = &self.streams.table[id];
-            if stream.open && stream.slot < slot_floor {
+        self.close_streams_where(|stream| stream.slot < slot_floor);
+    }
+
+    /// Closes every open stream that satisfies `doomed`, counted as evicted.
+    fn close_streams_where(&mut self, doomed: impl Fn(&Stream) -> bool) {
+        // `close_stream` swap-removes from `open_ids`: walk it from the end.
+        for position in (0..self.streams.open_ids.len()).rev() {
+            let id = self.streams.open_ids[position];
+            if doomed(&self.streams.table[id]) {
                 self.close_stream(id);
                 self.counters.streams_evicted += 1;
             }
@@ -355,8 +387,7 @@ impl SlotStage {
     }
 
     fn close_stream(&mut self, id: usize) {
-        self.streams.table[id].open = false;
-        self.streams.table[id].queued = false;
+        self.streams.close(id);
         self.streams.queue.retain(|&queued| queued != id);
         if matches!(self.streams.job, Some(Job { source: Source::Stream(j), .. }) if j == id) {
             self.streams.job = None;
