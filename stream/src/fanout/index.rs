@@ -148,8 +148,13 @@ impl Index {
     }
 
     /// Appends the entries an update hits (with repeats) to `out`.
-    pub fn candidates(&self, view: &UpdateView, out: &mut Vec<Entry>) {
-        for key in view.keys() {
+    pub fn candidates(&self, view: &UpdateView<'_>, out: &mut Vec<Entry>) {
+        // Without account anchors the view's keys are never built (nor sorted).
+        let keys = match self.by_key.is_empty() {
+            true => &[][..],
+            false => view.keys(),
+        };
+        for key in keys {
             if let Some(postings) = self.by_key.get(key) {
                 out.extend_from_slice(postings.as_slice());
             }

@@ -1,6 +1,8 @@
 //! `UpdateView`: what filters look at in one update, computed once per published update and shared
 //! by every filter of every subscriber: the account keys (static keys and the addresses loaded
-//! through resolved lookups; sorted, deduplicated) and the calls (decoded instructions of a `transaction`, legs of a `delta`) as (program, interned name).
+//! through resolved lookups; sorted, deduplicated, on first use) and the calls (decoded instructions of a `transaction`, legs of a `delta`) as (program, interned name).
+
+use std::cell::OnceCell;
 
 use stream_proto::stream::{DecodedTransaction, SubscribeUpdate, subscribe_update::Update};
 
@@ -27,58 +29,53 @@ pub struct Call {
     pub name: Option<NameId>,
 }
 
-/// The per-update view filters are evaluated against.
+/// The per-update view filters are evaluated against. The sorted keys are built on first use:
+/// an update that meets no account criterion (only match-all sessions, or filters by program and
+/// name) is never sorted.
 #[derive(Debug, Clone)]
-pub struct UpdateView {
+pub struct UpdateView<'a> {
     kind: UpdateKind,
-    keys: Vec<Key>,
+    /// The transaction whose keys the view holds; `None` for unfiltered updates.
+    envelope: Option<&'a DecodedTransaction>,
+    keys: OnceCell<Vec<Key>>,
     calls: Vec<Call>,
 }
 
-impl UpdateView {
-    pub fn new(update: &SubscribeUpdate) -> Self {
-        let empty = DecodedTransaction::default();
-        let (kind, envelope, calls): (UpdateKind, &DecodedTransaction, Vec<Call>) =
-            match update.update.as_ref() {
-                Some(Update::Transaction(transaction)) => (
-                    UpdateKind::Transaction,
-                    transaction,
-                    transaction
-                        .decoded_instructions
-                        .iter()
-                        .map(|instruction| Call {
-                            program: instruction.program,
-                            name: name_id(&instruction.instruction_name),
-                        })
-                        .collect(),
-                ),
-                Some(Update::Delta(delta)) => (
-                    UpdateKind::Delta,
-                    delta.envelope.as_ref().unwrap_or(&empty),
-                    delta
-                        .dex_legs
-                        .iter()
-                        .map(|leg| Call {
-                            program: leg.instruction.as_ref().map_or(0, |i| i.program),
-                            name: name_id(&leg.logical_instruction_name),
-                        })
-                        .collect(),
-                ),
-                _ => (UpdateKind::Unfiltered, &empty, Vec::new()),
-            };
-        // Static keys, then loaded addresses: unresolved positions are empty bytes.
-        let account_keys = envelope
-            .account_keys
-            .iter()
-            .chain(&envelope.loaded_writable_addresses)
-            .chain(&envelope.loaded_readonly_addresses);
-        // Keys of another length cannot equal a filter's key: they are left out.
-        let mut keys: Vec<Key> = account_keys
-            .filter_map(|key| Key::try_from(key.as_slice()).ok())
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        Self { kind, keys, calls }
+impl<'a> UpdateView<'a> {
+    pub fn new(update: &'a SubscribeUpdate) -> Self {
+        let (kind, envelope, calls) = match update.update.as_ref() {
+            Some(Update::Transaction(transaction)) => (
+                UpdateKind::Transaction,
+                Some(transaction),
+                transaction
+                    .decoded_instructions
+                    .iter()
+                    .map(|instruction| Call {
+                        program: instruction.program,
+                        name: name_id(&instruction.instruction_name),
+                    })
+                    .collect(),
+            ),
+            Some(Update::Delta(delta)) => (
+                UpdateKind::Delta,
+                delta.envelope.as_ref(),
+                delta
+                    .dex_legs
+                    .iter()
+                    .map(|leg| Call {
+                        program: leg.instruction.as_ref().map_or(0, |i| i.program),
+                        name: name_id(&leg.logical_instruction_name),
+                    })
+                    .collect(),
+            ),
+            _ => (UpdateKind::Unfiltered, None, Vec::new()),
+        };
+        Self {
+            kind,
+            envelope,
+            keys: OnceCell::new(),
+            calls,
+        }
     }
 
     pub fn kind(&self) -> UpdateKind {
@@ -87,15 +84,34 @@ impl UpdateView {
 
     /// The account keys (static and resolved loaded ones), sorted and deduplicated.
     pub fn keys(&self) -> &[Key] {
-        &self.keys
+        self.keys.get_or_init(|| sorted_keys(self.envelope))
     }
 
     pub fn has_key(&self, key: &Key) -> bool {
-        self.keys.binary_search(key).is_ok()
+        self.keys().binary_search(key).is_ok()
     }
 
     /// Decoded instructions (transaction) or legs (delta), in order.
     pub fn calls(&self) -> &[Call] {
         &self.calls
     }
+}
+
+/// Static keys, then loaded addresses (unresolved positions are empty bytes), sorted and
+/// deduplicated. Keys of another length cannot equal a filter's key: they are left out.
+fn sorted_keys(envelope: Option<&DecodedTransaction>) -> Vec<Key> {
+    let Some(envelope) = envelope else {
+        return Vec::new();
+    };
+    let account_keys = envelope
+        .account_keys
+        .iter()
+        .chain(&envelope.loaded_writable_addresses)
+        .chain(&envelope.loaded_readonly_addresses);
+    let mut keys: Vec<Key> = account_keys
+        .filter_map(|key| Key::try_from(key.as_slice()).ok())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
 }
