@@ -38,7 +38,8 @@ impl Trust {
 
 /// Chooses the mode, logs it, and starts the fetcher in verified mode with an RPC. May set
 /// `config.decoder.shred_version` (the cluster's, unless configured). `replay_leader`: the key
-/// of a looping replay, which verifies its own signatures.
+/// of a looping replay, which verifies its own signatures unless `--trust-feed` is given (the
+/// latency harness compares the two modes on the same replay).
 pub fn start(
     config: &mut Config,
     replay_leader: Option<VerifyingKey>,
@@ -50,7 +51,7 @@ pub fn start(
             "decoder.authenticate = false: nothing is checked, forged shreds are published"
         );
         Trust::fixed(TrustMode::Unauthenticated, LeaderSchedule::Unchecked)
-    } else if let Some(key) = replay_leader {
+    } else if let Some(key) = replay_leader.filter(|_| !config.cluster.trust_feed) {
         info!(mode = "verified", "trust mode: the replay's own key");
         Trust::fixed(TrustMode::Verified, LeaderSchedule::Fixed(key))
     } else if !config.cluster.leaders.is_empty() {
