@@ -5,7 +5,8 @@
 //! it comes up; `--leader` accepts a fixed key and refuses the slots of other leaders; a restart
 //! verifies from its first shred with the saved schedule while the RPC is down; a held schedule
 //! survives the RPC going down mid-run; garbage and oversized answers are refused and retried;
-//! the next epoch's schedule is held before its boundary.
+//! the next epoch's schedule is held before its boundary; the looping replay verifies its own
+//! key unless `--trust-feed` is given.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
@@ -299,4 +300,44 @@ async fn the_majority_shred_version_of_the_cluster_filters_shreds() {
     std::thread::sleep(Duration::from_millis(300));
     let refused = "appliance_shreds_rejected_total{reason=\"wrong_shred_version\"} ";
     assert!(metric(running.http, refused) > 0);
+}
+
+/// The looping replay (no source given) verifies its own key; `--trust-feed` turns that off, so the
+/// latency harness can compare both modes on the same replay (docs/decisions.md, trust modes).
+#[test]
+fn the_replay_verifies_its_own_key_unless_the_feed_is_trusted() {
+    for (extra, mode) in [(&[][..], "verified"), (&["--trust-feed"][..], "trusted")] {
+        let data = tempfile::tempdir().unwrap();
+        let (grpc, http) = (process::free_tcp_address(), process::free_tcp_address());
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_appliance"))
+            .args([
+                "run",
+                "--grpc",
+                &grpc.to_string(),
+                "--http",
+                &http.to_string(),
+            ])
+            .args(["--replay-rate", "2000", "--data-dir"])
+            .arg(data.path())
+            .args(extra)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let _appliance = process::Appliance { child };
+        let health = wait_for_health(http, |_| true);
+        let expected = format!("\"trust_mode\":\"{mode}\"");
+        assert!(health.contains(&expected), "{extra:?}: {health}");
+        // Either way the replay's own shreds are published, none refused.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while metric(http, "appliance_updates_published_total ") == 0 {
+            assert!(Instant::now() < deadline, "{extra:?}: nothing published");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let refused = metric(
+            http,
+            "appliance_shreds_rejected_total{reason=\"bad_signature\"} ",
+        );
+        assert_eq!(refused, 0, "{extra:?}");
+    }
 }
