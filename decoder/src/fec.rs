@@ -472,7 +472,8 @@ impl FecResolver {
         };
         let root = path[merkle::PROOF_LEVELS];
         let signature = shred.signature();
-        match self.second_version(key, done.root, done.second_root, root, signature, leaders) {
+        let known = self.done.second_root(&key);
+        match self.second_version(key, done.root, known, root, signature, leaders) {
             Ok(()) => {
                 self.done.set_second_root(&key, root);
                 FecError::DuplicateBlock
@@ -776,15 +777,12 @@ impl FecResolver {
         let set = &mut self.sets[set_slot as usize];
         let key = set.key;
         if remember {
-            self.done.insert(
-                key,
-                Done {
-                    root: set.root,
-                    chained_root: set.chained_root,
-                    signature: signature_prefix(&set.signature),
-                    second_root: set.second_root,
-                },
-            );
+            let done = Done {
+                root: set.root,
+                chained_root: set.chained_root,
+                signature: signature_prefix(&set.signature),
+            };
+            self.done.insert(key, done, set.second_root);
         }
         set.state = SetState::Free;
         set.present = 0;
@@ -803,21 +801,22 @@ fn signature_prefix(signature: &[u8; SIGNATURE_LEN]) -> [u8; SIGNATURE_PREFIX_LE
     prefix
 }
 
-/// What is remembered of a completed set (~120 bytes).
+/// What is remembered of every completed set (80 bytes).
 #[derive(Debug, Clone, Copy)]
 struct Done {
     root: Hash,
     chained_root: [u8; 32],
     signature: [u8; SIGNATURE_PREFIX_LEN],
-    second_root: Option<Hash>,
 }
 
-/// A FIFO-bounded record of completed sets: roots, chained roots, signature prefixes and second
-/// versions seen.
+/// A FIFO-bounded record of completed sets: roots, chained roots, signature prefixes, and the
+/// second versions seen (rare: kept in a map of their own, so that every set's entry stays small).
 struct CompletedSets {
     ring: Vec<Option<SetKey>>,
     next: usize,
     roots: SetKeyMap<Done>,
+    /// Second roots of remembered sets (duplicate blocks); a key leaves with its set.
+    second_roots: SetKeyMap<Hash>,
 }
 
 impl CompletedSets {
@@ -826,6 +825,7 @@ impl CompletedSets {
             ring: vec![None; capacity],
             next: 0,
             roots: set_key_map(2 * capacity),
+            second_roots: set_key_map(0),
         }
     }
 
@@ -841,20 +841,28 @@ impl CompletedSets {
         self.roots.get(key).map(|done| done.chained_root)
     }
 
+    fn second_root(&self, key: &SetKey) -> Option<Hash> {
+        self.second_roots.get(key).copied()
+    }
+
     fn set_second_root(&mut self, key: &SetKey, root: Hash) {
-        if let Some(done) = self.roots.get_mut(key) {
-            done.second_root = Some(root);
+        if self.roots.contains_key(key) {
+            self.second_roots.insert(*key, root);
         }
     }
 
-    fn insert(&mut self, key: SetKey, done: Done) {
+    fn insert(&mut self, key: SetKey, done: Done, second_root: Option<Hash>) {
         if self.roots.contains_key(&key) {
             return;
         }
         if let Some(old) = self.ring[self.next].replace(key) {
             self.roots.remove(&old);
+            self.second_roots.remove(&old);
         }
         self.roots.insert(key, done);
+        if let Some(root) = second_root {
+            self.second_roots.insert(key, root);
+        }
         self.next = (self.next + 1) % self.ring.len();
     }
 }
