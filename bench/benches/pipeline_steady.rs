@@ -165,6 +165,9 @@ fn pipeline_steady(c: &mut Criterion) {
     group.sampling_mode(SamplingMode::Flat).sample_size(20);
     let mut batch_wise = None;
     for (order, mode, deshred) in cases() {
+        if !selected(order, mode, deshred) {
+            continue;
+        }
         let mut feed = SteadyFeed::new(order);
         let leaders = match mode {
             "signed" => feed.leaders(),
@@ -247,6 +250,20 @@ enum Deshred {
     Batch,
     /// Each transaction as its bytes arrive (`next_ready`), the names ending `/incremental`.
     Incremental,
+}
+
+/// Whether the case runs: all unless `STEADY_CASE` names a prefix of the case's name (its batch
+/// case runs too, as the incremental one is checked against it). Each case's setup and warm-up
+/// loops cost seconds, so A/B runs that alternate builds case by case set it.
+fn selected(order: FeedOrder, mode: &str, deshred: Deshred) -> bool {
+    let Ok(only) = std::env::var("STEADY_CASE") else {
+        return true;
+    };
+    let name = format!("{}/{mode}", format!("{order:?}").to_lowercase());
+    match deshred {
+        Deshred::Batch => name.starts_with(&only) || only.starts_with(&name),
+        Deshred::Incremental => format!("{name}/incremental").starts_with(&only),
+    }
 }
 
 /// Every feed order × authentication mode × deshred path.

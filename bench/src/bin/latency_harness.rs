@@ -104,6 +104,11 @@ struct Args {
     /// its bytes are complete) or `batch` (with its whole entry batch).
     #[arg(long, default_value = "incremental", value_parser = ["incremental", "batch"])]
     deshred: String,
+    /// The appliance's trust mode: `verified` (the replay's own key: a leader signature per FEC
+    /// set, the default) or `trusted` (`--trust-feed`: Merkle proofs only), to measure what
+    /// verification adds.
+    #[arg(long, default_value = "verified", value_parser = ["verified", "trusted"])]
+    trust: String,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -332,6 +337,9 @@ mod appliance {
             }
             command.args(["--replay-rate", &args.rate.to_string()]);
             command.args(["--deshred", &args.deshred]);
+            if args.trust == "trusted" {
+                command.arg("--trust-feed");
+            }
             if args.burst {
                 command.arg("--replay-burst");
             }
@@ -714,7 +722,7 @@ mod stats {
         pub what: &'static str,
     }
 
-    pub const STAGES: [Stage; 11] = [
+    pub const STAGES: [Stage; 12] = [
         Stage {
             name: "capture",
             what: "capture_done - first_read",
@@ -759,6 +767,10 @@ mod stats {
             name: "first_shred_to_client",
             what: "client_recv - its batch's first shred received (uniform pacing)",
         },
+        Stage {
+            name: "to_publish",
+            what: "publish - first_read (what leader verification adds shows here)",
+        },
     ];
 
     /// Index of `server_total` (first_read → subscriber_recv) in [`STAGES`]: the goal's stage.
@@ -767,6 +779,8 @@ mod stats {
     pub const END_TO_END: usize = 8;
     /// Index of `ready_to_client` in [`STAGES`] (`first_shred_to_client` follows).
     pub const READY: usize = 9;
+    /// Index of `to_publish` (first_read → publish) in [`STAGES`].
+    pub const TO_PUBLISH: usize = 11;
 
     /// The largest latency kept exactly (60 s); larger values saturate.
     const HIGHEST_NS: u64 = 60_000_000_000;
@@ -824,6 +838,7 @@ mod stats {
             for (histogram, (from, to)) in self.stages.iter_mut().zip(pairs) {
                 histogram.saturating_record(t[to].saturating_sub(t[from]));
             }
+            self.stages[TO_PUBLISH].saturating_record(t[4].saturating_sub(t[0]));
             if let Some(offsets) = ready {
                 let since = |offset: i64| {
                     let at = i128::from(timing.first_read_unix_nanos) + i128::from(offset);
