@@ -761,11 +761,11 @@ mod stats {
         },
         Stage {
             name: "ready_to_client",
-            what: "client_recv - ready (its last shred received; uniform pacing)",
+            what: "client_recv - ready (its last shred sent, from the pacing)",
         },
         Stage {
             name: "first_shred_to_client",
-            what: "client_recv - its batch's first shred received (uniform pacing)",
+            what: "client_recv - its batch's first shred sent (from the pacing)",
         },
         Stage {
             name: "to_publish",
@@ -879,7 +879,9 @@ mod ready {
     //! is sent `n / rate` s into the pass, so a record's receive time is its set's `first_read`
     //! (the set's earliest record, `j`) plus `(n - j) / rate`. Which set `first_read` names
     //! depends on the path: the set of the shred completing the transaction (incremental) or
-    //! the batch (batch-wise). Burst pacing sends a set at once: not modelled, no rows.
+    //! the batch (batch-wise). Burst pacing (`--burst`) sends each run of one set's records at
+    //! once, at the due time of the run's first record: every record of the run is taken as
+    //! received then (the run's own transmission, tens of µs, is not modelled).
 
     use std::collections::HashMap;
 
@@ -915,16 +917,22 @@ mod ready {
     }
 
     impl Table {
-        /// The table for the replay of `args` (empty with `--burst`).
+        /// The table for the replay of `args`.
         pub fn build(args: &Args) -> anyhow::Result<Self> {
             let mut by_signature = HashMap::new();
-            if args.burst {
-                return Ok(Self { by_signature });
-            }
             let records = replay_records(args)?;
             let numbers = numbers(&records);
+            let runs = run_starts(&records);
+            // The record whose due time sends record `n`: itself, or its burst's first.
+            let sent_with = |n: u64| match args.burst {
+                true => runs.get(n.saturating_sub(1) as usize).copied().unwrap_or(n),
+                false => n,
+            };
             let per_record = 1e9 / args.rate as f64;
-            let ns = |from: u64, to: u64| ((to as f64 - from as f64) * per_record) as i64;
+            let ns = |from: u64, to: u64| {
+                let (from, to) = (sent_with(from), sent_with(to));
+                ((to as f64 - from as f64) * per_record) as i64
+            };
             for (signature, n) in numbers {
                 let anchor = if args.deshred == "batch" {
                     n.batch_set_first
@@ -943,6 +951,21 @@ mod ready {
         pub fn offsets(&self, signature: &[u8]) -> Option<Offsets> {
             self.by_signature.get(signature).copied()
         }
+    }
+
+    /// For each record (1-based number `n` at position `n - 1`), the number of the first record of
+    /// its run: consecutive records of one FEC set, which burst pacing sends together.
+    fn run_starts(records: &[Vec<u8>]) -> Vec<u64> {
+        let mut starts = Vec::with_capacity(records.len());
+        let mut current = (None, 0);
+        for (n, record) in (1_u64..).zip(records) {
+            let set = decoder::shred::peek_slot_and_fec_set(record);
+            if set.is_none() || set != current.0 {
+                current = (set, n);
+            }
+            starts.push(current.1);
+        }
+        starts
     }
 
     /// The records the appliance replays, in order: `--replay`, or its bundled slots.
