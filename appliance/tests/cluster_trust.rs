@@ -308,23 +308,8 @@ async fn the_majority_shred_version_of_the_cluster_filters_shreds() {
 fn the_replay_verifies_its_own_key_unless_the_feed_is_trusted() {
     for (extra, mode) in [(&[][..], "verified"), (&["--trust-feed"][..], "trusted")] {
         let data = tempfile::tempdir().unwrap();
-        let (grpc, http) = (process::free_tcp_address(), process::free_tcp_address());
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_appliance"))
-            .args([
-                "run",
-                "--grpc",
-                &grpc.to_string(),
-                "--http",
-                &http.to_string(),
-            ])
-            .args(["--replay-rate", "2000", "--data-dir"])
-            .arg(data.path())
-            .args(extra)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let _appliance = process::Appliance { child };
+        let flags = [&["--replay-rate", "2000"], extra].concat();
+        let (_appliance, _grpc, http) = process::start_replay(&flags, data.path());
         let health = wait_for_health(http, |_| true);
         let expected = format!("\"trust_mode\":\"{mode}\"");
         assert!(health.contains(&expected), "{extra:?}: {health}");

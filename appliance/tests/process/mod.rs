@@ -1,6 +1,7 @@
 //! Helpers shared by the tests that run the real `appliance` process: a guard that kills it when
-//! the test ends, free loopback addresses for its listeners, `appliance run` on them, paced UDP
-//! sending, and a plain HTTP/1.1 GET against its HTTP address.
+//! the test ends, free loopback addresses for its listeners, `appliance run` on them (on a UDP
+//! port, or on the embedded replay), paced UDP sending, and a plain HTTP/1.1 GET against its
+//! HTTP address.
 
 #![allow(dead_code)] // Each test crate uses its own subset.
 
@@ -54,14 +55,9 @@ pub struct Running {
 pub fn start_appliance(extra: &[&str], data_dir: &Path) -> Running {
     let udp = free_udp_address();
     let (grpc, http) = (free_tcp_address(), free_tcp_address());
-    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
-        .args(["run", "--udp", &udp.to_string()])
-        .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
-        .arg("--data-dir")
-        .arg(data_dir)
+    let child = run_command(grpc, http, data_dir)
+        .args(["--udp", &udp.to_string()])
         .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     Running {
@@ -70,6 +66,36 @@ pub fn start_appliance(extra: &[&str], data_dir: &Path) -> Running {
         grpc,
         http,
     }
+}
+
+/// The embedded default (`appliance run` with no source: the bundled replay, looping) on free
+/// loopback addresses, its data in `data_dir`, with `extra` flags; returns it with its gRPC and
+/// HTTP addresses.
+pub fn start_replay(extra: &[&str], data_dir: &Path) -> (Appliance, SocketAddr, SocketAddr) {
+    let (grpc, http) = (free_tcp_address(), free_tcp_address());
+    let child = run_command(grpc, http, data_dir)
+        .args(extra)
+        .spawn()
+        .unwrap();
+    (Appliance { child }, grpc, http)
+}
+
+/// `appliance run` on `grpc` and `http` with its data in `data_dir`, output discarded.
+fn run_command(grpc: SocketAddr, http: SocketAddr, data_dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_appliance"));
+    command
+        .args([
+            "run",
+            "--grpc",
+            &grpc.to_string(),
+            "--http",
+            &http.to_string(),
+        ])
+        .arg("--data-dir")
+        .arg(data_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
 }
 
 /// Sends `datagrams` to `target` from one socket, 100 µs apart (so the loopback socket buffer
