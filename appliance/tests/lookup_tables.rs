@@ -4,7 +4,9 @@
 //! addresses equal the reference computed here from the manifest, and an account filter on a
 //! loaded-only address matches; tables the cluster cannot give (absent, another owner, malformed
 //! data, RPC down) leave their transactions published unresolved and counted; a restart resolves
-//! from the persisted cache without any RPC.
+//! from the persisted cache without any RPC; tables created and extended through the stream alone
+//! (shreds made by `testkit::shredder`) resolve later slots provisionally, an extension only from
+//! the slot after it.
 //!
 //! Trust: `--trust-feed` (the leader schedule's own tests cover verification), so `--rpc` serves
 //! the lookup tables only.
@@ -12,6 +14,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
 mod process;
+mod table_transactions;
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -22,13 +25,14 @@ use std::time::{Duration, Instant};
 use decoder::lookup::{
     ADDRESS_LOOKUP_TABLE_PROGRAM_ID, LookupTableMeta, encode_lookup_table_account,
 };
-use decoder::transaction::parse_transaction_exact;
+use decoder::transaction::{LookupView, parse_transaction_exact};
 use serde_json::Value;
 use stream_proto::stream::stream_client::StreamClient;
 use stream_proto::stream::{
     DecodedTransaction, LookupStatus, ProgramFilter, SubscribeRequest, subscribe_update::Update,
 };
 use testkit::cluster_rpc::{Behavior, ClusterStandin, ClusterState, StandinAccount};
+use testkit::shredder::{Entry, Shredder, entry_batch};
 use tokio_stream::StreamExt;
 
 use process::{Running, http_get, send_paced as send, start_appliance};
@@ -232,12 +236,22 @@ fn wait_metric(http: SocketAddr, prefix: &str, ready: impl Fn(u64) -> bool) -> u
     }
 }
 
-/// Subscribes with `filters` (empty: everything) and sends every fixture slot; returns each
+/// Subscribes with `filters` (empty: everything) and sends `datagrams`; returns each
 /// transaction's envelope (one per signature; a delta's envelope) with its matched filters.
 async fn publish_all(
     running: &Running,
     filters: HashMap<String, ProgramFilter>,
     datagrams: Vec<Vec<u8>>,
+) -> HashMap<Vec<u8>, DecodedTransaction> {
+    publish_with(running, filters, move |udp| send(udp, &datagrams)).await
+}
+
+/// Subscribes with `filters` and runs `sender` (on a thread of its own, given the appliance's UDP
+/// address); returns what [`publish_all`] does once no update came for 4 s after it finished.
+async fn publish_with(
+    running: &Running,
+    filters: HashMap<String, ProgramFilter>,
+    sender: impl FnOnce(SocketAddr) + Send + 'static,
 ) -> HashMap<Vec<u8>, DecodedTransaction> {
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut client = loop {
@@ -261,10 +275,15 @@ async fn publish_all(
     let pong = updates.next().await.unwrap().unwrap();
     assert_eq!(pong.update, Some(Update::Pong(1)));
     let udp = running.udp;
-    let sender = std::thread::spawn(move || send(udp, &datagrams));
+    let sender = std::thread::spawn(move || sender(udp));
     let mut out = HashMap::new();
-    while let Ok(Some(update)) = tokio::time::timeout(Duration::from_secs(4), updates.next()).await
-    {
+    loop {
+        let update = match tokio::time::timeout(Duration::from_secs(4), updates.next()).await {
+            Ok(Some(update)) => update,
+            Ok(None) => break,
+            Err(_) if sender.is_finished() => break,
+            Err(_) => continue,
+        };
         let envelope = match update.unwrap().update {
             Some(Update::Transaction(tx)) => tx,
             Some(Update::Delta(delta)) => delta.envelope.unwrap(),
@@ -520,4 +539,223 @@ async fn a_restart_resolves_from_the_persisted_cache_without_the_cluster() {
     )
     .await;
     assert_v0_loaded(&fixtures, &received, &known, LookupStatus::Resolved);
+}
+
+/// A published fixture v0 transaction with two lookups of two tables (the smallest such pair):
+/// its tables in lookup order and its bytes.
+fn two_lookup_fixture(
+    fixtures: &HashMap<Vec<u8>, FixtureTx>,
+    known: &HashMap<Key, Vec<Key>>,
+) -> ([Key; 2], Vec<u8>) {
+    let mut candidates: Vec<(usize, Vec<u8>, [Key; 2])> = fixtures
+        .iter()
+        .filter(|(_, tx)| tx.published)
+        .filter_map(|(signature, tx)| {
+            let parsed = parse_transaction_exact(&tx.bytes).unwrap();
+            let lookups: Vec<_> = parsed.address_table_lookups().collect();
+            let [first, second] = lookups.as_slice() else {
+                return None;
+            };
+            (first.table != second.table).then_some(())?;
+            let size = known.get(first.table)?.len() + known.get(second.table)?.len();
+            Some((size, signature.clone(), [*first.table, *second.table]))
+        })
+        .collect();
+    candidates.sort();
+    let (_, signature, tables) = candidates.first().cloned().unwrap();
+    (tables, fixtures[&signature].bytes.clone())
+}
+
+/// The transactions `authority` sends to fill `table` with `addresses`, 20 a transaction, the
+/// first also creating it when `create` gives its seeds (recent slot, bump).
+fn fill_table(
+    authority: &Key,
+    table: &Key,
+    create: Option<(u64, u8)>,
+    addresses: &[Key],
+    tag: u8,
+) -> Vec<Vec<u8>> {
+    addresses
+        .chunks(20)
+        .enumerate()
+        .map(|(number, chunk)| {
+            let mut instructions = Vec::new();
+            if let (0, Some((recent_slot, bump))) = (number, create) {
+                instructions.push(table_transactions::create(recent_slot, bump));
+            }
+            instructions.push(table_transactions::extend(chunk));
+            table_transactions::admin_transaction(
+                authority,
+                table,
+                &instructions,
+                tag + number as u8,
+            )
+        })
+        .collect()
+}
+
+/// Every shred of a slot of one entry batch, one entry a transaction, signed by `shredder`.
+fn slot_of(shredder: &Shredder, slot: u64, transactions: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    let entries: Vec<Entry> = transactions
+        .into_iter()
+        .map(|tx| Entry {
+            num_hashes: 1,
+            hash: [slot as u8; 32],
+            transactions: vec![tx],
+        })
+        .collect();
+    let batch = entry_batch(&entries);
+    shredder
+        .shred_slot(slot, slot - 1, &[0; 32], &[batch])
+        .unwrap()
+        .shreds
+}
+
+/// The highest index `fixture` looks up in `table`, and an address it loads from there only (not
+/// a static key, not loaded through its other lookups).
+fn highest_and_loaded_only(
+    fixture: &[u8],
+    table: &Key,
+    known: &HashMap<Key, Vec<Key>>,
+) -> (usize, Key) {
+    let parsed = parse_transaction_exact(fixture).unwrap();
+    let loads = |lookup: &LookupView<'_>| -> Vec<(usize, Key)> {
+        let all = lookup
+            .writable_indices
+            .iter()
+            .chain(lookup.readonly_indices);
+        let addresses = &known[lookup.table];
+        all.map(|index| (usize::from(*index), addresses[usize::from(*index)]))
+            .collect()
+    };
+    let (mine, others): (Vec<_>, Vec<_>) = parsed
+        .address_table_lookups()
+        .partition(|lookup| lookup.table == table);
+    let mine: Vec<(usize, Key)> = mine.iter().flat_map(loads).collect();
+    let mut elsewhere: BTreeSet<Key> = others.iter().flat_map(loads).map(|(_, a)| a).collect();
+    elsewhere.extend(parsed.static_account_keys().iter().copied());
+    let highest = mine.iter().map(|(index, _)| *index).max().unwrap();
+    let (_, loaded_only) = mine
+        .into_iter()
+        .find(|(_, address)| !elsewhere.contains(address))
+        .unwrap();
+    (highest, loaded_only)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_learned_from_the_stream_alone_resolve_the_slots_after_their_extension() {
+    let manifest = manifest();
+    let known: HashMap<Key, Vec<Key>> = tables(&manifest).into_iter().collect();
+    let fixtures = transactions(&manifest);
+    let ([first, second], fixture) = two_lookup_fixture(&fixtures, &known);
+    let (highest, loaded_only) = highest_and_loaded_only(&fixture, &first, &known);
+    assert!(highest > 0, "the late table starts with some addresses");
+
+    // Stream copies of both tables, filled in slot S; and `late`, a copy of the first that gets
+    // the highest address the transaction uses only in slot S + 1, in the entry before a
+    // transaction that needs it: usable from S + 2 (the runtime's rule, docs/lookup-tables.md).
+    let authority = [0x11; 32];
+    let [early_first, early_second, late] = [7, 8, 9].map(|seed| {
+        let (table, bump) = table_transactions::table_address(&authority, seed);
+        (table, seed, bump)
+    });
+    let fill = |(table, seed, bump): (Key, u64, u8), addresses: &[Key], tag| {
+        fill_table(&authority, &table, Some((seed, bump)), addresses, tag)
+    };
+    let early = HashMap::from([(first, early_first.0), (second, early_second.0)]);
+    let late_map = HashMap::from([(first, late.0), (second, early_second.0)]);
+    let slot = 361_300_000;
+    let stages = [
+        [
+            fill(early_first, &known[&first], 0x10),
+            fill(early_second, &known[&second], 0x30),
+            fill(late, &known[&first][..highest], 0x50),
+        ]
+        .concat(),
+        [
+            fill_table(&authority, &late.0, None, &known[&first][highest..], 0x70),
+            vec![
+                table_transactions::pointed_at(&fixture, &early, 0xA1),
+                table_transactions::pointed_at(&fixture, &late_map, 0xA2),
+            ],
+        ]
+        .concat(),
+        vec![table_transactions::pointed_at(&fixture, &late_map, 0xA3)],
+    ];
+    let instructions = |transactions: &[Vec<u8>]| -> u64 {
+        let calls = transactions.iter().map(|tx| {
+            let parsed = parse_transaction_exact(tx).unwrap();
+            decoder::lookup::lookup_program_calls(&parsed).count() as u64
+        });
+        calls.sum()
+    };
+    let learned: Vec<u64> = stages.iter().map(|stage| instructions(stage)).collect();
+    let shredder = Shredder::new(ed25519_dalek::SigningKey::from_bytes(&[5; 32]));
+    let slots: Vec<Vec<Vec<u8>>> = stages
+        .into_iter()
+        .zip(slot..)
+        .map(|(transactions, slot)| slot_of(&shredder, slot, transactions))
+        .collect();
+
+    let data = tempfile::tempdir().unwrap();
+    let running = start(&[], data.path());
+    let http = running.http;
+    let filters = HashMap::from([
+        ("all".to_owned(), ProgramFilter::default()),
+        (
+            "loaded".to_owned(),
+            ProgramFilter {
+                accounts_include: vec![bs58::encode(loaded_only).into_string()],
+                ..Default::default()
+            },
+        ),
+    ]);
+    let expected_updates: u64 = learned.iter().sum();
+    let received = publish_with(&running, filters, move |udp| {
+        let mut total = 0;
+        for (shreds, count) in slots.iter().zip(&learned) {
+            // Slots one after another, as a leader sends them (~400 ms apart).
+            send(udp, shreds);
+            total += count;
+            wait_metric(http, "appliance_lookup_table_stream_updates_total ", |n| {
+                n >= total
+            });
+        }
+    })
+    .await;
+
+    let envelope = |tag: u8| {
+        let signature = table_transactions::pointed_at(&fixture, &early, tag)[1..65].to_vec();
+        received.get(&signature).cloned().expect("published")
+    };
+    let (writable, readonly) = reference(&fixture, &known);
+    for tag in [0xA1, 0xA3] {
+        let resolved = envelope(tag);
+        assert_eq!(
+            resolved.lookup_status,
+            LookupStatus::ProvisionallyResolved as i32
+        );
+        assert_eq!(as_keys(&resolved.loaded_writable_addresses), writable);
+        assert_eq!(as_keys(&resolved.loaded_readonly_addresses), readonly);
+        assert!(resolved.matched_filters.iter().any(|f| f == "loaded"));
+    }
+    // In slot S + 1 the late table's lookup fails whole; the other lookup resolves.
+    let too_early = envelope(0xA2);
+    assert_eq!(too_early.lookup_status, LookupStatus::PartlyResolved as i32);
+    let mut without_first = known.clone();
+    without_first.remove(&first);
+    let (writable, readonly) = reference(&fixture, &without_first);
+    assert_eq!(as_keys(&too_early.loaded_writable_addresses), writable);
+    assert_eq!(as_keys(&too_early.loaded_readonly_addresses), readonly);
+    assert!(!too_early.matched_filters.iter().any(|f| f == "loaded"));
+
+    let unresolved = "appliance_lookup_unresolved_total{reason=\"index_out_of_range\"} ";
+    assert_eq!(metric(http, unresolved), 1);
+    assert_eq!(metric(http, "appliance_lookup_table_fetches_total "), 0);
+    let updates = metric(http, "appliance_lookup_table_stream_updates_total ");
+    assert_eq!(updates, expected_updates);
+    assert_eq!(
+        metric(http, "appliance_lookup_table_stream_rejected_total "),
+        0
+    );
 }

@@ -3,8 +3,9 @@
 //! the insights stand-in upstream ([`insights_standin`]) and its fixture chain's blocks
 //! ([`insights_fixture`]), and the stand-in cluster JSON-RPC of the leader-schedule fetcher
 //! ([`cluster_rpc`]), hostile variations of genuine shreds ([`shred_attacks`]) and the
-//! range-capable public file host of the archive tests ([`file_host`]), and JSON comparison with
-//! expected figures ([`json_match`]).
+//! range-capable public file host of the archive tests ([`file_host`]), JSON comparison with
+//! expected figures ([`json_match`]), and a leader's shredder for transactions a test builds
+//! ([`shredder`]).
 #![forbid(unsafe_code)]
 
 /// The archive crate the kit writes with, for the archive's own unit tests (which link a second
@@ -18,4 +19,5 @@ pub mod insights_standin;
 pub mod json_match;
 pub mod rpc_fixture;
 pub mod shred_attacks;
+pub mod shredder;
 pub mod synth;
