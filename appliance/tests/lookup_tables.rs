@@ -6,7 +6,8 @@
 //! data, RPC down) leave their transactions published unresolved and counted; a restart resolves
 //! from the persisted cache without any RPC; tables created and extended through the stream alone
 //! (shreds made by `testkit::shredder`) resolve later slots provisionally, an extension only from
-//! the slot after it.
+//! the slot after it; a flood of distinct tables behind a slow cluster keeps the fetch queue and
+//! the cache within their configured bounds.
 //!
 //! Trust: `--trust-feed` (the leader schedule's own tests cover verification), so `--rpc` serves
 //! the lookup tables only.
@@ -758,4 +759,122 @@ async fn tables_learned_from_the_stream_alone_resolve_the_slots_after_their_exte
         metric(http, "appliance_lookup_table_stream_rejected_total "),
         0
     );
+}
+
+/// The largest value each of `prefixes` showed while `during` ran (polled every 10 ms).
+fn peak_while(http: SocketAddr, prefixes: &[&'static str], during: impl FnOnce()) -> Vec<u64> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (stop, prefixes) = (std::sync::Arc::clone(&stop), prefixes.to_vec());
+        std::thread::spawn(move || {
+            let mut peaks = vec![0; prefixes.len()];
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                let text = metrics(http);
+                for (peak, prefix) in peaks.iter_mut().zip(&prefixes) {
+                    let value = text
+                        .lines()
+                        .find(|line| line.starts_with(prefix))
+                        .map_or(0, |line| line.rsplit(' ').next().unwrap().parse().unwrap());
+                    *peak = (*peak).max(value);
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            peaks
+        })
+    };
+    during();
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    watcher.join().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_distinct_tables_stays_within_the_cache_and_fetch_queue_bounds() {
+    let manifest = manifest();
+    let known: HashMap<Key, Vec<Key>> = tables(&manifest).into_iter().collect();
+    let fixtures = transactions(&manifest);
+    let ([first, second], fixture) = two_lookup_fixture(&fixtures, &known);
+    // 600 tables the cluster has (one address each) behind a slow RPC, 300 transactions each
+    // looking up two of them, and 100 more tables created through the stream.
+    let flood: Vec<Key> = (0..600u32)
+        .map(|n| {
+            let mut key = [0xF1; 32];
+            key[..4].copy_from_slice(&n.to_le_bytes());
+            key
+        })
+        .collect();
+    let standin = cluster(
+        flood
+            .iter()
+            .map(|table| (*table, table_account(&[[7; 32]])))
+            .collect(),
+    );
+    standin.update(|state| state.answer_delay = Duration::from_millis(300));
+    let authority = [0x22; 32];
+    let created = (1_000..1_100).map(|seed| {
+        let (table, bump) = table_transactions::table_address(&authority, seed);
+        fill_table(
+            &authority,
+            &table,
+            Some((seed, bump)),
+            &[[8; 32]],
+            seed as u8,
+        )
+    });
+    let users = flood.chunks(2).enumerate().map(|(n, pair)| {
+        let map = HashMap::from([(first, pair[0]), (second, pair[1])]);
+        let mut tx = table_transactions::pointed_at(&fixture, &map, 0xB0);
+        tx[2..6].copy_from_slice(&(n as u32).to_le_bytes());
+        tx
+    });
+    let transactions: Vec<Vec<u8>> = created.flatten().chain(users).collect();
+    let shredder = Shredder::new(ed25519_dalek::SigningKey::from_bytes(&[5; 32]));
+    let shreds = slot_of(&shredder, 361_400_000, transactions);
+
+    let data = tempfile::tempdir().unwrap();
+    let config = data.path().join("bounds.toml");
+    std::fs::write(
+        &config,
+        "[lookup_tables]\nmax_entries = 16\nmax_mb = 1\nfetch_queue = 8\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let running = start(&["--rpc", &standin.url(), "--config", &config], data.path());
+    let http = running.http;
+    let (sender, received) = tokio::sync::oneshot::channel();
+    let all = HashMap::from([("all".to_owned(), ProgramFilter::default())]);
+    let published = publish_with(&running, all, move |udp| {
+        let peaks = peak_while(
+            http,
+            &[
+                "appliance_lookup_table_fetch_pending ",
+                "appliance_lookup_tables_cached ",
+            ],
+            || {
+                send(udp, &shreds);
+                wait_metric(http, "appliance_lookup_table_fetched_tables_total ", |n| {
+                    n >= 8
+                });
+            },
+        );
+        let _ = sender.send(peaks);
+    })
+    .await;
+    let peaks = received.await.unwrap();
+
+    let users: Vec<&DecodedTransaction> = published
+        .values()
+        .filter(|tx| tx.signature.starts_with(&[0xB0]))
+        .collect();
+    assert_eq!(users.len(), 300, "every transaction published");
+    assert!(peaks[0] <= 8, "fetch queue past its bound: {}", peaks[0]);
+    assert!(peaks[1] <= 16, "cache past its bound: {}", peaks[1]);
+    assert_eq!(
+        metric(http, "appliance_lookup_table_fetch_queue_capacity "),
+        8
+    );
+    assert!(metric(http, "appliance_lookup_table_fetch_queue_full_total ") > 0);
+    assert!(metric(http, "appliance_lookup_table_evictions_total ") > 0);
+    assert!(metric(http, "appliance_lookup_tables_cached ") <= 16);
+    let unknown = "appliance_lookup_unresolved_total{reason=\"unknown_table\"} ";
+    assert!(metric(http, unknown) >= 300);
 }

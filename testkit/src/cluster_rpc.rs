@@ -50,6 +50,8 @@ pub struct ClusterState {
     /// Accounts by base58 address, for `getMultipleAccounts` and `getAccountInfo`.
     pub accounts: BTreeMap<String, StandinAccount>,
     pub behavior: Behavior,
+    /// How long each request waits before its answer (a slow cluster; zero by default).
+    pub answer_delay: Duration,
 }
 
 /// One account the stand-in serves.
@@ -72,6 +74,7 @@ impl ClusterState {
             node_shred_versions: Vec::new(),
             accounts: BTreeMap::new(),
             behavior: Behavior::Up,
+            answer_delay: Duration::ZERO,
         }
     }
 
@@ -197,6 +200,7 @@ fn serve(
         Ok(state) => state.clone(),
         Err(_) => return Ok(()),
     };
+    std::thread::sleep(snapshot.answer_delay);
     let answer = match snapshot.behavior {
         Behavior::Down => return Ok(()),
         Behavior::Garbage => b"<html>not json".to_vec(),
