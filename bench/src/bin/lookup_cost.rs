@@ -7,6 +7,13 @@
 //! clock read around each call. The clock's own cost (two reads back to back) is measured the
 //! same way and reported beside it.
 //!
+//! Contention: the same resolves through the appliance's shared cache
+//! (`appliance::cluster::lookup_tables::LookupTables::process`, one mutex for every worker) from
+//! 1 and then `--threads` threads at once, each thread over every transaction, first without pause
+//! (the worst case: in the appliance a worker takes the lock only for a v0 transaction or a
+//! lookup-table instruction), then spinning `--gap-ns` between calls (the rest of a worker's work
+//! per transaction); per-call time and the calls per second of all threads.
+//!
 //! Memory: the bytes the allocator holds for a cache filled with `--tables` tables of
 //! `--addresses` addresses each (a counting global allocator), per table and in all, beside the
 //! bytes the cache charges against its `max_bytes` bound.
@@ -18,6 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
+use appliance::cluster::lookup_tables::LookupTables;
 use clap::Parser;
 use decoder::cursor::Cursor;
 use decoder::entry::parse_components;
@@ -70,6 +78,12 @@ struct Args {
     /// Passes over the fixture's v0 transactions.
     #[arg(long, default_value_t = 2_000)]
     passes: usize,
+    /// Threads resolving at once through the shared cache, for the contention part.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Busy time between two calls of one thread in the second contention run, ns.
+    #[arg(long, default_value_t = 2_000)]
+    gap_ns: u64,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -109,7 +123,72 @@ fn main() -> anyhow::Result<()> {
     );
     report("resolve_lookups (incl. clock)", &resolve);
     report("clock alone (two reads)", &clock);
+    drop(cache);
+    contention(&transactions, &args)
+}
+
+/// The shared cache of the appliance, holding the fixture's tables, resolved through from 1 and
+/// then `threads` threads at once.
+fn contention(transactions: &[(u64, Vec<u8>)], args: &Args) -> anyhow::Result<()> {
+    let bounds = CacheConfig {
+        max_entries: 1_000,
+        max_bytes: 64 << 20,
+    };
+    let (tables, _) = LookupTables::new(bounds, None).context("shared cache")?;
+    tables.with_cache(load_fixture_tables)?;
+    let passes = args.passes;
+    println!("shared cache (one mutex), {passes} passes per thread:");
+    let runs = [1, args.threads.max(1)].map(|count| (count, 0)).into_iter();
+    for (count, gap) in runs.chain([(1, args.gap_ns), (args.threads.max(1), args.gap_ns)]) {
+        let started = Instant::now();
+        let histograms = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..count)
+                .map(|_| scope.spawn(|| time_shared(&tables, transactions, passes, gap)))
+                .collect();
+            workers
+                .into_iter()
+                .map(|worker| {
+                    worker
+                        .join()
+                        .map_err(|_| anyhow::anyhow!("a thread panicked"))?
+                })
+                .collect::<anyhow::Result<Vec<_>>>()
+        })?;
+        let seconds = started.elapsed().as_secs_f64();
+        let mut all = Histogram::<u64>::new_with_bounds(1, 1_000_000_000, 3)?;
+        for histogram in &histograms {
+            all.add(histogram)?;
+        }
+        let rate = all.len() as f64 / seconds;
+        report(&format!("{count} thr, gap {gap} ns, {rate:.0}/s"), &all);
+    }
     Ok(())
+}
+
+/// One thread's calls of `LookupTables::process`, timed one by one (ns, clock included), with
+/// `gap_ns` of spinning after each.
+fn time_shared(
+    tables: &LookupTables,
+    transactions: &[(u64, Vec<u8>)],
+    passes: usize,
+    gap_ns: u64,
+) -> anyhow::Result<Histogram<u64>> {
+    let mut histogram = Histogram::<u64>::new_with_bounds(1, 1_000_000_000, 3)?;
+    let mut loaded = LoadedAddresses::new();
+    let mut scratch = Vec::with_capacity(512);
+    for _ in 0..passes {
+        for (slot, bytes) in transactions {
+            let view = parse_transaction(&mut Cursor::new(bytes))?;
+            let start = Instant::now();
+            tables.process(&view, *slot, false, &mut loaded, &mut scratch);
+            let took = start.elapsed().as_nanos() as u64;
+            histogram.saturating_record(took);
+            while (start.elapsed().as_nanos() as u64) < took + gap_ns {
+                std::hint::spin_loop();
+            }
+        }
+    }
+    Ok(histogram)
 }
 
 /// `count` tables of `addresses` distinct addresses, derived from their number. The change log is
