@@ -7,6 +7,7 @@ use std::thread::JoinHandle;
 
 use anyhow::Context;
 use front::auth::TokenSet;
+use front::conn_cap::PerIpCap;
 use front::http::{HealthFields, HttpMount, HttpOptions, MetricsRenderer};
 use front::tls_client::UpstreamTrust;
 use tracing::info;
@@ -67,6 +68,7 @@ pub fn start_http(
             ..front::http::HttpDeadlines::default()
         },
         cors: front::cors::CorsPolicy::from_origins(&config.http.cors_origins),
+        connections: Arc::new(PerIpCap::new(config.http.max_connections_per_ip)),
         ..HttpOptions::default()
     };
     if rpc.is_none() {
@@ -92,7 +94,8 @@ pub fn start_http(
             "serving the JSON-RPC archive at POST /"
         );
     }
-    let render = metrics_renderer(metrics, (trust_status, lookups), tokens, rpc);
+    let connections = Arc::clone(&options.connections);
+    let render = metrics_renderer(metrics, (trust_status, lookups), (tokens, connections), rpc);
     let (insights_mount, insights) = start_insights(config, &trust)?;
     options.mounts.push(insights_mount);
     let address = config.http.address;
@@ -107,11 +110,12 @@ pub fn start_http(
     Ok(Frontends { http, insights })
 }
 
-/// `/metrics`: the pipeline's and stream's families, then the tokens' and the archive's.
+/// `/metrics`: the pipeline's and stream's families, then the tokens', the HTTP listener's and
+/// the archive's.
 fn metrics_renderer(
     metrics: &Arc<Metrics>,
     (trust, lookups): (&Arc<TrustStatus>, &Arc<LookupTables>),
-    tokens: &Arc<TokenSet>,
+    (tokens, connections): (&Arc<TokenSet>, Arc<PerIpCap>),
     rpc: Option<rpc::Rpc>,
 ) -> MetricsRenderer {
     let metrics = Arc::clone(metrics);
@@ -123,6 +127,7 @@ fn metrics_renderer(
         trust.render_metrics(&mut text);
         lookups.render_metrics(&mut text);
         text.push_str(&tokens.render_metrics());
+        connections.render_http_metrics(&mut text);
         if let Some(rpc) = &rpc {
             rpc.render_metrics(&mut text);
         }

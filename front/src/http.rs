@@ -7,16 +7,19 @@
 //! frontends plug in as [`HttpMount`]s: each registers its own routes on every worker's `App`.
 //! Every route answers cross-origin requests as [`crate::cors`] says.
 
+use std::any::Any;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::{App, HttpResponse, HttpServer, middleware, web};
 
-use actix_web::dev::Service;
+use actix_web::dev::{Extensions, Service};
+use tracing::debug;
 
 use crate::auth::{self, TokenSet};
 use crate::body_deadline::DeadlinePayload;
+use crate::conn_cap::PerIpCap;
 use crate::cors::{self, CorsPolicy};
 
 /// Renders the Prometheus text exposition of every metric.
@@ -43,7 +46,12 @@ pub struct HttpOptions {
     pub deadlines: HttpDeadlines,
     /// Origins allowed to call from a browser (default any, as a validator's RPC).
     pub cors: CorsPolicy,
+    /// Open connections per remote address and their cap; one more is closed at accept.
+    pub connections: Arc<PerIpCap>,
 }
+
+/// `[http] max_connections_per_ip` unless configured.
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 200;
 
 /// How long a client may take (issue "Hostile clients and damaged data": a stalled client
 /// holds a descriptor and delays shutdown).
@@ -82,6 +90,7 @@ impl Default for HttpOptions {
             health: None,
             deadlines: HttpDeadlines::default(),
             cors: CorsPolicy::default(),
+            connections: Arc::new(PerIpCap::new(DEFAULT_MAX_CONNECTIONS_PER_IP)),
         }
     }
 }
@@ -115,6 +124,27 @@ async fn not_found() -> HttpResponse {
         .body("{\"error\":{\"code\":\"not_found\",\"message\":\"no such path\"}}")
 }
 
+/// Gives a new connection its place under the per-address cap (kept in the connection's data,
+/// given back when the connection ends), or closes it at once when its address is at the cap.
+fn admit(connections: &Arc<PerIpCap>, connection: &dyn Any, data: &mut Extensions) {
+    let Some(tcp) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() else {
+        return;
+    };
+    let Ok(peer) = tcp.peer_addr() else {
+        return;
+    };
+    match connections.try_take(peer.ip()) {
+        Some(slot) => {
+            data.insert(slot);
+        }
+        None => {
+            // The server then reads end-of-stream and drops the connection.
+            let _ = socket2::SockRef::from(tcp).shutdown(std::net::Shutdown::Both);
+            debug!(peer = %peer.ip(), "HTTP connection over the per-address cap closed");
+        }
+    }
+}
+
 /// Serves until `shutdown` resolves. Binds before returning, so an address error surfaces at once.
 pub fn serve(
     address: SocketAddr,
@@ -135,6 +165,7 @@ pub fn serve(
                 let tokens = options.tokens;
                 let deadlines = options.deadlines;
                 let cors = Arc::new(options.cors);
+                let connections = options.connections;
                 let server = HttpServer::new(move || {
                     let mut app = App::new()
                         .app_data(web::Data::new(state.clone()))
@@ -154,6 +185,7 @@ pub fn serve(
                         // Outermost: a preflight is answered before authentication.
                         .wrap(middleware::from_fn(cors::http_middleware))
                 })
+                .on_connect(move |connection, data| admit(&connections, connection, data))
                 .workers(options.workers.max(1))
                 .client_request_timeout(deadlines.request_headers)
                 .client_disconnect_timeout(deadlines.client_disconnect)

@@ -153,6 +153,8 @@ pub struct Http {
     /// Origins a browser page may call from (CORS): `["*"]` any (the default, as a validator's
     /// RPC), `[]` none, else exact `scheme://host[:port]` origins.
     pub cors_origins: Vec<String>,
+    /// Open TCP connections from one remote address; one more is closed at accept.
+    pub max_connections_per_ip: usize,
 }
 
 impl Default for Http {
@@ -162,6 +164,7 @@ impl Default for Http {
             workers: 1,
             body_timeout_secs: 10,
             cors_origins: vec!["*".to_owned()],
+            max_connections_per_ip: front::http::DEFAULT_MAX_CONNECTIONS_PER_IP,
         }
     }
 }

@@ -87,6 +87,12 @@ impl Config {
             3600,
         )?;
         within(
+            "http.max_connections_per_ip",
+            self.http.max_connections_per_ip,
+            1,
+            1_000_000,
+        )?;
+        within(
             "grpc.max_connections_per_ip",
             self.grpc.max_connections_per_ip,
             1,

@@ -3,15 +3,14 @@
 //! and accept errors (e.g. `EMFILE` when the descriptor limit is reached) survived with back-off.
 //! Each outcome is counted in [`ConnectionCounters`].
 
-use std::collections::HashMap;
 use std::io;
-use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use front::conn_cap::{IpSlot, PerIpCap};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -65,45 +64,14 @@ impl ConnectionCounters {
     }
 }
 
-/// Open connections per remote address (entries removed at zero: bounded by the open ones).
-#[derive(Debug, Default)]
-struct PerIp(Mutex<HashMap<IpAddr, usize>>);
-
-impl PerIp {
-    fn try_take(&self, ip: IpAddr, cap: usize) -> bool {
-        let Ok(mut open) = self.0.lock() else {
-            return false;
-        };
-        let count = open.entry(ip).or_insert(0);
-        if *count >= cap {
-            return false;
-        }
-        *count += 1;
-        true
-    }
-
-    fn give_back(&self, ip: IpAddr) {
-        if let Ok(mut open) = self.0.lock()
-            && let Some(count) = open.get_mut(&ip)
-        {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&ip);
-            }
-        }
-    }
-}
-
 /// A connection's place in the per-address count and the open gauge, returned when dropped.
 struct Slot {
-    ip: IpAddr,
-    per_ip: Arc<PerIp>,
+    _ip: IpSlot,
     counters: Arc<ConnectionCounters>,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.per_ip.give_back(self.ip);
         self.counters.open.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -171,7 +139,7 @@ async fn accept_loop(
     handoff: mpsc::Sender<io::Result<GuardedStream>>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let per_ip = Arc::new(PerIp::default());
+    let per_ip = Arc::new(PerIpCap::new(limits.per_ip));
     let mut backoff = MIN_BACKOFF;
     loop {
         let accepted = tokio::select! {
@@ -182,14 +150,13 @@ async fn accept_loop(
         match accepted {
             Ok((tcp, peer)) => {
                 backoff = MIN_BACKOFF;
-                if !per_ip.try_take(peer.ip(), limits.per_ip) {
+                let Some(ip_slot) = per_ip.try_take(peer.ip()) else {
                     counters.refuse(Refusal::PerIp);
                     continue; // dropped: closed
-                }
+                };
                 counters.open.fetch_add(1, Ordering::Relaxed);
                 let slot = Slot {
-                    ip: peer.ip(),
-                    per_ip: Arc::clone(&per_ip),
+                    _ip: ip_slot,
                     counters: Arc::clone(&counters),
                 };
                 tokio::spawn(vet(tcp, slot, limits.first_bytes, handoff.clone()));
@@ -220,25 +187,5 @@ async fn vet(
         }
         Ok(_) => {} // closed or failed before a byte: nothing to count
         Err(_) => slot.counters.refuse(Refusal::FirstBytesTimeout),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_per_ip_count_is_capped_and_returned() {
-        let per_ip = PerIp::default();
-        let ip = IpAddr::from([10, 0, 0, 1]);
-        assert!(per_ip.try_take(ip, 2));
-        assert!(per_ip.try_take(ip, 2));
-        assert!(!per_ip.try_take(ip, 2));
-        assert!(per_ip.try_take(IpAddr::from([10, 0, 0, 2]), 2));
-        per_ip.give_back(ip);
-        assert!(per_ip.try_take(ip, 2));
-        per_ip.give_back(ip);
-        per_ip.give_back(ip);
-        assert!(per_ip.0.lock().unwrap().get(&ip).is_none());
     }
 }

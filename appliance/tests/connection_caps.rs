@@ -1,9 +1,10 @@
-//! The gRPC listener under connection floods (issue "Hostile clients and damaged data"), against
-//! the real process: idle TCP connections that never send a byte are closed after
-//! `[grpc] first_bytes_timeout_secs`; connections beyond `max_connections_per_ip` from one
-//! address are closed at accept; with the descriptor limit exhausted (`ulimit -n` lowered) accept
-//! errors are counted and survived, and the stream serves again once the flood is gone. Each
-//! outcome is visible in `/metrics`.
+//! The gRPC and HTTP listeners under connection floods (issue "Hostile clients and damaged data"),
+//! against the real process: idle TCP connections that never send a byte to the gRPC port are
+//! closed after `[grpc] first_bytes_timeout_secs`; connections beyond `max_connections_per_ip`
+//! from one address are closed at accept, on either port (`[grpc]`, `[http]`), while other
+//! addresses are served; with the descriptor limit exhausted (`ulimit -n` lowered) accept errors
+//! are counted and survived, and the stream serves again once the flood is gone. Each outcome is
+//! visible in `/metrics`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
@@ -33,8 +34,13 @@ struct Running {
 /// `appliance run` (embedded replay) with `[grpc]` settings `grpc_toml`, under `ulimit -n
 /// nofile` when given.
 fn start(dir: &Path, grpc_toml: &str, nofile: Option<u32>) -> Running {
+    start_with(dir, &format!("[grpc]\n{grpc_toml}\n"), nofile)
+}
+
+/// `appliance run` (embedded replay) with the configuration `toml`.
+fn start_with(dir: &Path, toml: &str, nofile: Option<u32>) -> Running {
     let config = dir.join("appliance.toml");
-    std::fs::write(&config, format!("[grpc]\n{grpc_toml}\n")).unwrap();
+    std::fs::write(&config, toml).unwrap();
     let (grpc, http) = (free_tcp_address(), free_tcp_address());
     let binary = env!("CARGO_BIN_EXE_appliance");
     let limit = nofile.map_or(String::new(), |n| format!("ulimit -n {n} && "));
@@ -186,4 +192,56 @@ async fn an_exhausted_descriptor_limit_is_survived_and_counted() {
     // The loop backs off at most 1 s; then the stream serves again, and the errors were counted.
     stream_serves(running.grpc).await;
     assert!(metric(running.http, "appliance_grpc_accept_errors_total ") > 0);
+}
+
+/// A TCP connection to `to` from the loopback address `from` (another client address).
+fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&SocketAddr::from((from, 0)).into()).unwrap();
+    socket.connect(&to.into()).unwrap();
+    socket.into()
+}
+
+/// One keep-alive `GET /health` on `stream`: whether a `200` came back.
+fn health_ok(stream: &mut TcpStream) -> bool {
+    let request = b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n";
+    if stream.write_all(request).is_err() {
+        return false;
+    }
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = [0u8; 512];
+    matches!(stream.read(&mut buf), Ok(n) if buf[..n].starts_with(b"HTTP/1.1 200"))
+}
+
+#[test]
+fn http_connections_beyond_the_per_ip_cap_are_closed_at_accept() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start_with(dir.path(), "[http]\nmax_connections_per_ip = 8\n", None);
+    let client = [127, 0, 0, 2];
+    // Eight kept-alive connections from one address, each served once and held open.
+    let mut held: Vec<TcpStream> = (0..8)
+        .map(|_| {
+            let mut stream = connect_from(client, running.http);
+            assert!(health_ok(&mut stream));
+            stream
+        })
+        .collect();
+    let mut ninth = connect_from(client, running.http);
+    assert!(!health_ok(&mut ninth), "the ninth connection was served");
+    assert!(closed_by_server(&mut ninth, Duration::from_secs(5)));
+    // The held ones and other addresses are still served; the refusal was counted.
+    assert!(health_ok(&mut held[0]));
+    let refused = "appliance_http_connections_refused_total{reason=\"per_ip\"} ";
+    assert_eq!(metric(running.http, refused), 1);
+    assert!(metric(running.http, "appliance_http_connections_open ") >= 8);
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut again = connect_from(client, running.http);
+        if health_ok(&mut again) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the address stayed refused");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
