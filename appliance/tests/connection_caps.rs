@@ -208,7 +208,9 @@ fn health_ok(stream: &mut TcpStream) -> bool {
     if stream.write_all(request).is_err() {
         return false;
     }
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
     let mut buf = [0u8; 512];
     matches!(stream.read(&mut buf), Ok(n) if buf[..n].starts_with(b"HTTP/1.1 200"))
 }

@@ -1,5 +1,6 @@
 //! The listeners' protections through the real process: access tokens on gRPC (`x-token`
-//! metadata) and HTTP (`x-token` or `Authorization: Bearer`), `/health` open; gRPC over TLS
+//! metadata) and HTTP (`x-token` or `Authorization: Bearer`), `/health` open; open streams capped
+//! per token (`[grpc] max_subscribers_per_token`); gRPC over TLS
 //! (a certificate made by the `openssl` CLI, verified by the client against it) with gzip and
 //! zstd compressed streams when the client asks for them.
 
@@ -148,6 +149,71 @@ async fn tokens_guard_grpc_and_http_but_not_health() {
     assert_eq!(
         http_get(http, "/nowhere", &[("x-token", "s3cret-A")]).0,
         404
+    );
+}
+
+/// An open stream: its updates and the sender of its requests (dropping both cancels it).
+type HeldStream = (
+    tonic::Streaming<stream_proto::stream::SubscribeUpdate>,
+    tokio::sync::mpsc::Sender<SubscribeRequest>,
+);
+
+/// Opens a stream with `token` and waits for its first update: the place is held until the
+/// returned stream is dropped.
+async fn hold_stream(channel: &Channel, token: &str) -> Result<HeldStream, tonic::Status> {
+    let (requests, outbound) = tokio::sync::mpsc::channel(1);
+    requests.send(everything()).await.unwrap();
+    let mut request = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(outbound));
+    request
+        .metadata_mut()
+        .insert("x-token", token.parse().unwrap());
+    let mut updates = StreamClient::new(channel.clone())
+        .subscribe_decoded(request)
+        .await?
+        .into_inner();
+    let first = tokio::time::timeout(Duration::from_secs(30), updates.next()).await;
+    first
+        .expect("no update within 30 s")
+        .expect("stream ended")?;
+    Ok((updates, requests))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_per_token_are_capped_and_given_back() {
+    let (grpc, http) = (free_tcp_address(), free_tcp_address());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("appliance.toml");
+    std::fs::write(&config, "[grpc]\nmax_subscribers_per_token = 2\n").unwrap();
+    let config = config.display().to_string();
+    let tokens = ["--auth-token", "s3cret-A", "--auth-token", "s3cret-B"];
+    let _appliance = start(grpc, http, &[&tokens[..], &["--config", &config]].concat());
+    wait_for_health(http);
+    let channel = plain_channel(grpc).await;
+
+    let first = hold_stream(&channel, "s3cret-A").await.unwrap();
+    let _second = hold_stream(&channel, "s3cret-A").await.unwrap();
+    let refused = hold_stream(&channel, "s3cret-A").await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+    assert!(
+        refused.message().contains("max_subscribers_per_token")
+            && !refused.message().contains("s3cret"),
+        "{refused:?}"
+    );
+    // Another token is not affected; a place given back is taken again.
+    let _other = hold_stream(&channel, "s3cret-B").await.unwrap();
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while hold_stream(&channel, "s3cret-A").await.is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the token's place did not come back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, body) = http_get(http, "/metrics", &[("x-token", "s3cret-B")]);
+    assert!(
+        body.contains("appliance_stream_sessions_refused_total "),
+        "{body}"
     );
 }
 

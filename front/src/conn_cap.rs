@@ -81,7 +81,9 @@ impl PerIpCap {
             out,
             "appliance_http_connections_refused_total",
             Kind::Counter,
-            Some("HTTP connections closed at accept: their address held http.max_connections_per_ip."),
+            Some(
+                "HTTP connections closed at accept: their address held http.max_connections_per_ip.",
+            ),
         );
         let refused = "appliance_http_connections_refused_total";
         sample(out, refused, &[("reason", "per_ip")], self.refused());

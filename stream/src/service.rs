@@ -40,7 +40,6 @@ pub mod grpc;
 pub mod inbound;
 pub mod places;
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -53,6 +52,7 @@ use crate::fanout::{Hub, LagObserver, OutboundUpdate, QueueBounds, Subscriber};
 use crate::filter::{FilterLimits, Filters};
 use crate::timing::unix_nanos;
 use inbound::{Inbound, InboundReader};
+pub use places::{Client, PlaceCaps};
 use places::{OpenStream, Places};
 
 pub use grpc::StreamServer;
@@ -167,6 +167,8 @@ impl Feed {
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 /// Streams open at once from one remote address unless configured otherwise.
 pub const DEFAULT_MAX_SESSIONS_PER_IP: usize = 100;
+/// Streams open at once with one access token unless configured otherwise (tokens on).
+pub const DEFAULT_MAX_SESSIONS_PER_TOKEN: usize = 100;
 
 /// The service.
 #[derive(Clone)]
@@ -192,25 +194,38 @@ impl StreamService {
             limits,
             metrics,
             shutdown,
-            places: Arc::new(Places::new(
-                DEFAULT_MAX_SESSIONS,
-                DEFAULT_MAX_SESSIONS_PER_IP,
-            )),
+            places: Arc::new(Places::new(PlaceCaps {
+                total: DEFAULT_MAX_SESSIONS,
+                per_ip: DEFAULT_MAX_SESSIONS_PER_IP,
+                per_token: None,
+            })),
         }
+    }
+
+    fn with_caps(mut self, change: impl FnOnce(&mut PlaceCaps)) -> Self {
+        let mut caps = self.places.caps();
+        change(&mut caps);
+        self.places = Arc::new(Places::new(caps));
+        self
     }
 
     /// Allows at most `max_sessions` open streams (at least one).
     #[must_use]
-    pub fn with_max_sessions(mut self, max_sessions: usize) -> Self {
-        self.places = Arc::new(Places::new(max_sessions, self.places.max_per_ip()));
-        self
+    pub fn with_max_sessions(self, max_sessions: usize) -> Self {
+        self.with_caps(|caps| caps.total = max_sessions)
     }
 
     /// Allows at most `max_per_ip` open streams from one remote address (at least one).
     #[must_use]
-    pub fn with_max_sessions_per_ip(mut self, max_per_ip: usize) -> Self {
-        self.places = Arc::new(Places::new(self.places.max_total(), max_per_ip));
-        self
+    pub fn with_max_sessions_per_ip(self, max_per_ip: usize) -> Self {
+        self.with_caps(|caps| caps.per_ip = max_per_ip)
+    }
+
+    /// Allows at most `max_per_token` open streams per access token (`x-token`, at least one);
+    /// for servers that authenticate (without, the token a client sends is not counted).
+    #[must_use]
+    pub fn with_max_sessions_per_token(self, max_per_token: usize) -> Self {
+        self.with_caps(|caps| caps.per_token = Some(max_per_token))
     }
 
     /// The tonic server of this service (with builders for compression and message sizes).
@@ -219,13 +234,14 @@ impl StreamService {
     }
 
     /// One subscriber's stream of updates, or `RESOURCE_EXHAUSTED` when `max_sessions` streams
-    /// are open already, or `max_sessions_per_ip` from `remote`.
+    /// are open already, or `max_sessions_per_ip` from the client's address, or
+    /// `max_sessions_per_token` with its token.
     pub fn subscribe(
         &self,
         requests: Streaming<SubscribeRequest>,
-        remote: Option<IpAddr>,
+        client: Client<'_>,
     ) -> Result<impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static, Status> {
-        let place = match OpenStream::take(&self.places, &self.metrics, remote) {
+        let place = match OpenStream::take(&self.places, &self.metrics, client) {
             Ok(place) => place,
             Err(refused) => {
                 self.metrics

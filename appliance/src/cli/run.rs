@@ -109,6 +109,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         },
         max_subscribers: config.grpc.max_subscribers,
         max_subscribers_per_ip: config.grpc.max_subscribers_per_ip,
+        max_subscribers_per_token: config.grpc.max_subscribers_per_token,
         shutdown_timeout: std::time::Duration::from_secs(config.grpc.shutdown_timeout_secs),
         tokens,
         tls: grpc_tls,

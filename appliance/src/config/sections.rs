@@ -97,6 +97,9 @@ pub struct Grpc {
     pub subscriber_queue_max_age_secs: u64,
     /// Streams open at once from one remote address; one more is refused with RESOURCE_EXHAUSTED.
     pub max_subscribers_per_ip: usize,
+    /// Streams open at once with one access token (`x-token`), whatever their addresses; counted
+    /// only when tokens are configured. One more is refused with RESOURCE_EXHAUSTED.
+    pub max_subscribers_per_token: usize,
     /// TCP connections open at once from one remote address; one more is closed at accept.
     pub max_connections_per_ip: usize,
     /// Seconds a new connection has to send its first bytes (HTTP/2 preface or TLS hello)
@@ -128,6 +131,7 @@ impl Default for Grpc {
             subscriber_queue_bytes: stream::fanout::queue::DEFAULT_QUEUE_BYTES,
             subscriber_queue_max_age_secs: stream::fanout::queue::DEFAULT_QUEUE_MAX_AGE.as_secs(),
             max_subscribers_per_ip: stream::service::DEFAULT_MAX_SESSIONS_PER_IP,
+            max_subscribers_per_token: stream::service::DEFAULT_MAX_SESSIONS_PER_TOKEN,
             max_connections_per_ip: 200,
             first_bytes_timeout_secs: 5,
             shutdown_timeout_secs: 10,

@@ -111,6 +111,12 @@ impl Config {
             1,
             1_000_000,
         )?;
+        within(
+            "grpc.max_subscribers_per_token",
+            self.grpc.max_subscribers_per_token,
+            1,
+            1_000_000,
+        )?;
         if self.grpc.tls_cert.is_some() != self.grpc.tls_key.is_some() {
             return Err(ConfigError::Invalid {
                 field: "grpc.tls_cert",

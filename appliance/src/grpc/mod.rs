@@ -25,6 +25,8 @@ pub struct GrpcOptions {
     pub limits: FilterLimits,
     pub max_subscribers: usize,
     pub max_subscribers_per_ip: usize,
+    /// Counted only when `tokens` are configured.
+    pub max_subscribers_per_token: usize,
     /// After the stop signal, connections still open are closed after this.
     pub shutdown_timeout: Duration,
     pub tokens: Arc<front::auth::TokenSet>,
@@ -47,6 +49,7 @@ pub async fn serve_grpc(
         limits,
         max_subscribers,
         max_subscribers_per_ip,
+        max_subscribers_per_token,
         shutdown_timeout,
         tokens,
         tls,
@@ -62,9 +65,13 @@ pub async fn serve_grpc(
         connections,
         sessions_stopped.clone(),
     );
-    let service = StreamService::new(feed, limits, metrics, sessions_stopped.clone())
+    let mut service = StreamService::new(feed, limits, metrics, sessions_stopped.clone())
         .with_max_sessions(max_subscribers)
-        .with_max_sessions_per_ip(max_subscribers_per_ip)
+        .with_max_sessions_per_ip(max_subscribers_per_ip);
+    if tokens.enabled() {
+        service = service.with_max_sessions_per_token(max_subscribers_per_token);
+    }
+    let service = service
         .into_server()
         .accept_compressed(CompressionEncoding::Gzip)
         .accept_compressed(CompressionEncoding::Zstd)

@@ -17,7 +17,7 @@ use tonic::server::NamedService;
 use tonic::{Status, Streaming};
 use tonic_prost::ProstCodec;
 
-use super::StreamService;
+use super::{Client, StreamService};
 use crate::fanout::OutboundUpdate;
 
 /// The gRPC method path.
@@ -101,10 +101,12 @@ impl Service<tonic::Request<Streaming<SubscribeRequest>>> for SubscribeDecoded {
     }
 
     fn call(&mut self, request: tonic::Request<Streaming<SubscribeRequest>>) -> Self::Future {
-        let remote = request.remote_addr().map(|address| address.ip());
+        let ip = request.remote_addr().map(|address| address.ip());
+        let (metadata, _, requests) = request.into_parts();
+        let token = metadata.get("x-token").map(|value| value.as_bytes());
         let stream = self
             .0
-            .subscribe(request.into_inner(), remote)
+            .subscribe(requests, Client { ip, token })
             .map(|stream| -> UpdateStream { Box::pin(stream) });
         Box::pin(async move { stream.map(tonic::Response::new) })
     }
