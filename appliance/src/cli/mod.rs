@@ -1,5 +1,5 @@
 //! The command line: one module per subcommand (`run`, `decode`, `decode-tx`, `archive index`,
-//! `insights backfill`), the parser of the contract operators and acceptance checks rely on, and
+//! `insights backfill`, `subscribe`), the parser of the contract operators and acceptance checks rely on, and
 //! the logging set-up.
 
 pub mod archive_index;
@@ -8,6 +8,8 @@ pub mod decode_tx;
 pub mod decode_tx_lookups;
 pub mod insights_backfill;
 pub mod run;
+pub mod subscribe;
+pub mod subscribe_filter;
 
 use std::path::PathBuf;
 
@@ -56,6 +58,34 @@ pub enum Command {
         /// (getMultipleAccounts).
         #[arg(long = "rpc", value_name = "URL")]
         rpc: Option<String>,
+    },
+    /// Watch an appliance's stream: updates as JSON lines (or compact lines) on standard output.
+    Subscribe {
+        /// The appliance's gRPC address (https:// with --tls-ca).
+        #[arg(long, default_value = "http://127.0.0.1:9000")]
+        endpoint: String,
+        /// Access token (sent as x-token).
+        #[arg(long)]
+        token: Option<String>,
+        /// CA certificate (PEM) the server's TLS certificate must chain to.
+        #[arg(long = "tls-ca", value_name = "PEM")]
+        tls_ca: Option<PathBuf>,
+        /// A named filter: NAME:programs=ALPHA_FUN+BETA_CPMM,instructions=buy+sell,accounts=KEY,
+        /// exclude=KEY,required=KEY+KEY (repeat for several; none = everything).
+        #[arg(long = "filter", value_name = "NAME:KEY=VALUE,…")]
+        filters: Vec<String>,
+        /// Each update as canonical proto3 JSON (the default).
+        #[arg(long, conflicts_with = "compact")]
+        json: bool,
+        /// One line per transaction: slot, signature, program:instruction….
+        #[arg(long)]
+        compact: bool,
+        /// Stop after this many transactions.
+        #[arg(long)]
+        count: Option<u64>,
+        /// A summary per second on standard error: rates and latency from the server's stamps.
+        #[arg(long)]
+        stats: bool,
     },
     /// Archive maintenance.
     Archive {
@@ -146,6 +176,24 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                 )
             })
         }
+        Command::Subscribe {
+            endpoint,
+            token,
+            tls_ca,
+            filters,
+            json: _,
+            compact,
+            count,
+            stats,
+        } => subscribe::run(&subscribe::SubscribeArgs {
+            endpoint,
+            token,
+            tls_ca,
+            filters,
+            compact,
+            count,
+            stats,
+        }),
         Command::Archive {
             command: ArchiveCommand::Index { cars, no_progress },
         } => archive_index::run(&cars, !no_progress, &mut std::io::stdout()),
