@@ -2,7 +2,7 @@
 //! metadata) and HTTP (`x-token` or `Authorization: Bearer`), `/health` open; open streams capped
 //! per token (`[grpc] max_subscribers_per_token`); gRPC over TLS
 //! (a certificate made by the `openssl` CLI, verified by the client against it) with gzip and
-//! zstd compressed streams when the client asks for them.
+//! zstd compressed streams when the client asks for them, also to `appliance subscribe --tls-ca`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
@@ -342,5 +342,26 @@ async fn tls_listener_streams_compressed_when_asked() {
                 .is_err()
         );
     }
+    // `appliance subscribe` over TLS, trusting the CA.
+    let endpoint = format!("https://localhost:{}", grpc.port());
+    let subscribed = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args([
+            "subscribe",
+            "--endpoint",
+            &endpoint,
+            "--compact",
+            "--count",
+            "2",
+        ])
+        .arg("--tls-ca")
+        .arg(&ca)
+        .output()
+        .unwrap();
+    assert!(subscribed.status.success(), "{subscribed:?}");
+    let printed = String::from_utf8(subscribed.stdout).unwrap();
+    assert_eq!(
+        printed.lines().filter(|l| l.starts_with("slot ")).count(),
+        2
+    );
     let _ = std::fs::remove_dir_all(&directory);
 }
