@@ -38,7 +38,7 @@ BASE=""
 for _ in 1 2 3 4 5; do
     HTTP_PORT=$(free_port)
     target/debug/appliance run --grpc "127.0.0.1:$(free_port)" --http "127.0.0.1:$HTTP_PORT" \
-        --archive "$WORK/archive" --upstream "http://127.0.0.1:$UPSTREAM_PORT" \
+        --archive "$WORK/archive" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --stream on \
         --insights-db "$WORK/insights.redb" --insights-poll 20ms --data-dir "$WORK/data" \
         >"$WORK/appliance.log" 2>&1 &
     APPLIANCE=$!

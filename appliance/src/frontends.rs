@@ -36,11 +36,19 @@ impl Frontends {
     }
 }
 
+/// What the stream adds to the HTTP address (`/metrics` families, `/health` fields); absent when
+/// the appliance serves HTTP only (`[sources] stream`).
+#[derive(Clone)]
+pub struct StreamParts {
+    pub metrics: Arc<Metrics>,
+    pub trust: Arc<TrustStatus>,
+    pub lookups: Arc<LookupTables>,
+}
+
 /// Starts the HTTP server with the archive and insights mounted; it stops when `stopped` turns.
 pub fn start_http(
     config: &Config,
-    metrics: &Arc<Metrics>,
-    (trust_status, lookups): (&Arc<TrustStatus>, &Arc<LookupTables>),
+    stream: Option<StreamParts>,
     tokens: &Arc<TokenSet>,
     stopped: &tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<Frontends> {
@@ -61,7 +69,7 @@ pub fn start_http(
     let mut options = HttpOptions {
         workers: config.http.workers,
         tokens: Arc::clone(tokens),
-        health: Some(health_fields(trust_status)),
+        health: Some(health_fields(stream.as_ref())),
         deadlines: front::http::HttpDeadlines {
             shutdown: std::time::Duration::from_secs(config.grpc.shutdown_timeout_secs),
             request_body: std::time::Duration::from_secs(config.http.body_timeout_secs),
@@ -95,7 +103,7 @@ pub fn start_http(
         );
     }
     let connections = Arc::clone(&options.connections);
-    let render = metrics_renderer(metrics, (trust_status, lookups), (tokens, connections), rpc);
+    let render = metrics_renderer(stream, (tokens, connections), rpc);
     let (insights_mount, insights) = start_insights(config, &trust)?;
     options.mounts.push(insights_mount);
     let address = config.http.address;
@@ -113,19 +121,18 @@ pub fn start_http(
 /// `/metrics`: the pipeline's and stream's families, then the tokens', the HTTP listener's and
 /// the archive's.
 fn metrics_renderer(
-    metrics: &Arc<Metrics>,
-    (trust, lookups): (&Arc<TrustStatus>, &Arc<LookupTables>),
+    stream: Option<StreamParts>,
     (tokens, connections): (&Arc<TokenSet>, Arc<PerIpCap>),
     rpc: Option<rpc::Rpc>,
 ) -> MetricsRenderer {
-    let metrics = Arc::clone(metrics);
-    let trust = Arc::clone(trust);
-    let lookups = Arc::clone(lookups);
     let tokens = Arc::clone(tokens);
     Arc::new(move || {
-        let mut text = metrics.render();
-        trust.render_metrics(&mut text);
-        lookups.render_metrics(&mut text);
+        let mut text = String::with_capacity(16 * 1024);
+        if let Some(stream) = &stream {
+            text.push_str(&stream.metrics.render());
+            stream.trust.render_metrics(&mut text);
+            stream.lookups.render_metrics(&mut text);
+        }
         text.push_str(&tokens.render_metrics());
         connections.render_http_metrics(&mut text);
         if let Some(rpc) = &rpc {
@@ -135,10 +142,15 @@ fn metrics_renderer(
     })
 }
 
-/// `/health`'s trust mode and leader schedule age.
-fn health_fields(trust: &Arc<TrustStatus>) -> HealthFields {
-    let trust = Arc::clone(trust);
-    Arc::new(move || trust.health_fields())
+/// `/health`'s trust mode and leader schedule age, or `"stream":"off"` when serving HTTP only.
+fn health_fields(stream: Option<&StreamParts>) -> HealthFields {
+    match stream {
+        Some(stream) => {
+            let trust = Arc::clone(&stream.trust);
+            Arc::new(move || trust.health_fields())
+        }
+        None => Arc::new(|| ",\"stream\":\"off\"".to_owned()),
+    }
 }
 
 /// Starts the insights ingest when `archive.upstream` is set; the `/v1` routes either way (503

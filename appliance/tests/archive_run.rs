@@ -898,3 +898,65 @@ fn a_stalled_request_body_is_cut_at_the_body_deadline() {
     let (_, version) = rpc(http, "getVersion", json!([]));
     assert!(version["result"].is_object() || version["error"].is_object());
 }
+
+/// `appliance run` with `args` and no shred source: (the process, its gRPC and HTTP addresses),
+/// once HTTP answers.
+fn start_without_source(args: &[&str], data: &Path) -> (Appliance, SocketAddr, SocketAddr) {
+    let (grpc, http) = (free_tcp_address(), free_tcp_address());
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args([
+            "run",
+            "--grpc",
+            &grpc.to_string(),
+            "--http",
+            &http.to_string(),
+        ])
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let appliance = Appliance { child };
+    wait_for(Duration::from_secs(60), "the HTTP address", || {
+        std::net::TcpStream::connect(http).is_ok()
+    });
+    (appliance, grpc, http)
+}
+
+#[test]
+fn an_archive_alone_serves_http_only_unless_the_stream_is_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    indexed(dir.path(), &[("epoch-0-1.car", "epoch-0-1.car")]);
+    let archive = dir.path().display().to_string();
+    let data = tempfile::tempdir().unwrap();
+
+    let (_app, grpc, http) = start_without_source(&["--archive", &archive], data.path());
+    let (_, health) = process::http_get(http, "/health", &[]);
+    assert!(health.contains("\"stream\":\"off\""), "{health}");
+    let (status, slot) = rpc(http, "getSlot", json!([]));
+    assert_eq!(status, 200);
+    assert!(slot["result"].is_u64(), "{slot}");
+    assert!(
+        std::net::TcpStream::connect(grpc).is_err(),
+        "a gRPC listener"
+    );
+    let text = metrics(http);
+    assert!(text.contains("archive_epochs_served 1"), "{text}");
+    assert!(
+        !text.contains("appliance_updates_published_total"),
+        "{text}"
+    );
+    drop(_app);
+
+    let on = ["--archive", &archive, "--stream", "on"];
+    let (_app, grpc, http) = start_without_source(&on, data.path());
+    wait_for(Duration::from_secs(30), "the embedded replay", || {
+        metrics(http).lines().any(|line| {
+            line.starts_with("appliance_updates_published_total ") && !line.ends_with(" 0")
+        })
+    });
+    assert!(std::net::TcpStream::connect(grpc).is_ok());
+    assert_eq!(rpc(http, "getSlot", json!([])).0, 200);
+}

@@ -17,6 +17,7 @@ use tracing::info;
 
 use crate::config::Config;
 use crate::config::flags::RunArgs;
+use crate::frontends::StreamParts;
 use crate::grpc::incoming::ConnectionLimits;
 use crate::grpc::{GrpcOptions, serve_grpc};
 use crate::metrics::{Metrics, RingGauge};
@@ -56,6 +57,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if tokens.enabled() {
         info!("access tokens required (gRPC x-token, HTTP x-token or Bearer)");
     }
+    if !config.streams() {
+        return serve_http_only(&config, &tokens);
+    }
     let shutdown = Arc::new(AtomicBool::new(false));
     let feed = Feed::with_bounds(QueueBounds {
         updates: config.grpc.subscriber_queue,
@@ -83,13 +87,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         metrics.fd_limit.store(limit.soft, Ordering::Relaxed);
     }
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let frontends = crate::frontends::start_http(
-        &config,
-        &metrics,
-        (&trust.status, &lookups.tables),
-        &tokens,
-        &stopped,
-    )?;
+    let stream = StreamParts {
+        metrics: Arc::clone(&metrics),
+        trust: Arc::clone(&trust.status),
+        lookups: Arc::clone(&lookups.tables),
+    };
+    let frontends = crate::frontends::start_http(&config, Some(stream), &tokens, &stopped)?;
     if replaying {
         let pacing = Pacing {
             rate: config.replay.rate,
@@ -135,6 +138,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     drop(receive.attachments);
     frontends.stop()?;
     served
+}
+
+/// HTTP only (`[sources] stream`, no receive, workers or gRPC listener): the archive, insights,
+/// `/health` and `/metrics`, until SIGINT or SIGTERM.
+fn serve_http_only(config: &Config, tokens: &Arc<front::auth::TokenSet>) -> anyhow::Result<()> {
+    info!("no shred stream ([sources] stream): serving HTTP only");
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let frontends = crate::frontends::start_http(config, None, tokens, &stopped)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(crate::grpc::shutdown_signal());
+    let _ = stop.send(true);
+    frontends.stop()
 }
 
 /// The key of a looping replay (its own re-signing key), which it verifies.

@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// Worker threads (1..=64) [default: 1 on ≤ 2 cores, else cores − receive threads].
     #[arg(long = "workers")]
     pub workers: Option<usize>,
+    /// Receive and stream shreds: on, off (HTTP only), or auto: on unless an archive or upstream
+    /// is given without a shred source [default: auto].
+    #[arg(long = "stream", value_enum)]
+    pub stream: Option<super::StreamMode>,
     /// How transactions leave the deshredder: each as soon as its bytes are complete
     /// (incremental) or with its whole entry batch (batch) [default: incremental].
     #[arg(long = "deshred", value_enum)]
@@ -199,6 +203,9 @@ impl RunArgs {
         }
         if let Some(priority) = self.realtime_priority {
             config.workers.realtime_priority = priority;
+        }
+        if let Some(mode) = self.stream {
+            config.sources.stream = mode;
         }
         if let Some(mode) = self.deshred {
             config.decoder.incremental = mode == DeshredMode::Incremental;

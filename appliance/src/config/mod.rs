@@ -14,7 +14,7 @@ mod validate;
 
 pub use sections::{
     Archive, Auth, Cluster, Data, Decoder, Grpc, Http, Insights, Log, LogFormat, LookupTables,
-    Programs, Replay, Sources, Workers,
+    Programs, Replay, Sources, StreamMode, Workers,
 };
 
 use decoder::DecoderConfig;
@@ -77,6 +77,23 @@ impl Config {
         toml::to_string_pretty(self).unwrap_or_else(|error| format!("# unprintable: {error}\n"))
     }
 
+    /// Whether `run` receives and streams shreds: `[sources] stream`; `auto` streams unless an
+    /// archive or an upstream is configured and no shred source (UDP, AF_XDP, replay file) is.
+    pub fn streams(&self) -> bool {
+        match self.sources.stream {
+            StreamMode::On => true,
+            StreamMode::Off => false,
+            StreamMode::Auto => {
+                let shred_source = !self.sources.udp.is_empty()
+                    || !self.sources.xdp.is_empty()
+                    || self.replay.file.is_some();
+                let http_product =
+                    !self.archive.sources.is_empty() || self.archive.upstream.is_some();
+                shred_source || !http_product
+            }
+        }
+    }
+
     /// The decoder core's configuration.
     pub fn decoder_config(&self) -> DecoderConfig {
         let mut config = DecoderConfig::default();
@@ -103,6 +120,18 @@ mod tests {
     use super::*;
 
     const EXAMPLE: &str = include_str!("../../../config/appliance.example.toml");
+
+    #[test]
+    fn the_stream_runs_unless_only_http_products_are_configured() {
+        let with = |text: &str| Config::parse(text, Path::new("t")).unwrap().streams();
+        assert!(with(""), "the embedded default");
+        assert!(!with("[archive]\nsources = [\"/a\"]\n"));
+        assert!(!with("[archive]\nupstream = \"http://u\"\n"));
+        assert!(with("[archive]\nupstream = \"http://u\"\n[sources]\nudp = [\"127.0.0.1:1\"]\n"));
+        assert!(with("[archive]\nsources = [\"/a\"]\n[replay]\nfile = \"/c\"\n"));
+        assert!(with("[archive]\nsources = [\"/a\"]\n[sources]\nstream = \"on\"\n"));
+        assert!(!with("[sources]\nstream = \"off\"\n"));
+    }
 
     #[test]
     fn the_example_file_spells_out_the_defaults() {

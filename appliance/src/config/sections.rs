@@ -10,10 +10,26 @@ use serde::{Deserialize, Serialize};
 use super::ConfigError;
 use crate::receive::xdp::{AttachMode, BindPreference};
 
+/// Whether `run` receives and streams shreds (receive, workers, gRPC listener).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamMode {
+    /// On, unless the appliance is given an archive or an upstream and no shred source: then it
+    /// serves only HTTP (the archive, insights).
+    #[default]
+    Auto,
+    /// Always (the embedded replay when no source is given).
+    On,
+    /// Never: HTTP only.
+    Off,
+}
+
 /// Where shreds come from. With no source at all, the embedded replay runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Sources {
+    /// Whether to receive and stream shreds at all: `auto`, `on`, `off`.
+    pub stream: StreamMode,
     /// Batched-UDP sources (`ADDR:PORT`), one receive thread each.
     pub udp: Vec<SocketAddr>,
     /// AF_XDP sources (`IFACE:PORT`), one pinned receive thread per NIC queue.
@@ -42,6 +58,7 @@ pub struct Sources {
 impl Default for Sources {
     fn default() -> Self {
         Self {
+            stream: StreamMode::Auto,
             udp: Vec::new(),
             xdp: Vec::new(),
             receive_batch: 64,

@@ -130,7 +130,8 @@ pub async fn wait_for_stop(mut stopped: tokio::sync::watch::Receiver<bool>) {
     }
 }
 
-async fn shutdown_signal() {
+/// Resolves on SIGINT or SIGTERM.
+pub(crate) async fn shutdown_signal() {
     let mut terminate =
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(signal) => signal,
