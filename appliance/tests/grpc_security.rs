@@ -2,7 +2,8 @@
 //! metadata) and HTTP (`x-token` or `Authorization: Bearer`), `/health` open; open streams capped
 //! per token (`[grpc] max_subscribers_per_token`); gRPC over TLS
 //! (a certificate made by the `openssl` CLI, verified by the client against it) with gzip and
-//! zstd compressed streams when the client asks for them, also to `appliance subscribe --tls-ca`.
+//! zstd compressed streams when configured and the client asks for them (uncompressed unless
+//! configured), also to `appliance subscribe --tls-ca`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
@@ -125,6 +126,12 @@ async fn tokens_guard_grpc_and_http_but_not_health() {
             .await
             .expect("a valid token streams");
     }
+    // Not configured to compress: a client accepting zstd still gets the stream uncompressed.
+    let accepting = StreamClient::new(channel.clone()).accept_compressed(CompressionEncoding::Zstd);
+    let (_, headers) = first_transaction(accepting, Some("s3cret-A"))
+        .await
+        .unwrap();
+    assert!(headers.get("grpc-encoding").is_none(), "{headers:?}");
 
     assert_eq!(http_get(http, "/health", &[]).0, 200);
     let (status, body) = http_get(http, "/metrics", &[]);
@@ -295,6 +302,10 @@ async fn tls_listener_streams_compressed_when_asked() {
             cert.to_str().unwrap(),
             "--tls-key",
             key.to_str().unwrap(),
+            "--grpc-compression",
+            "gzip",
+            "--grpc-compression",
+            "zstd",
         ],
     );
     wait_for_health(http);

@@ -121,6 +121,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             first_bytes: std::time::Duration::from_secs(config.grpc.first_bytes_timeout_secs),
         },
         connections: Arc::clone(&metrics.connections),
+        compression: config.grpc.compression.clone(),
     };
     let served = runtime.block_on(serve_grpc(grpc, feed, stream_metrics, stop, stopped));
     shutdown.store(true, Ordering::Release);

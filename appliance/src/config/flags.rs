@@ -69,6 +69,10 @@ pub struct RunArgs {
     /// --realtime-priority; 0 = off [default: 0].
     #[arg(long = "grpc-realtime-priority")]
     pub grpc_realtime_priority: Option<u8>,
+    /// Send the stream compressed with this codec to clients that accept it (repeat for both);
+    /// none = uncompressed [default: none].
+    #[arg(long = "grpc-compression", value_enum)]
+    pub grpc_compression: Vec<super::GrpcCodec>,
     /// Datagrams per receive batch (one recvmmsg call or one RX ring pass) [default: 64].
     #[arg(long = "rx-batch")]
     pub rx_batch: Option<NonZeroUsize>,
@@ -209,6 +213,9 @@ impl RunArgs {
         }
         if let Some(mode) = self.deshred {
             config.decoder.incremental = mode == DeshredMode::Incremental;
+        }
+        if !self.grpc_compression.is_empty() {
+            config.grpc.compression.clone_from(&self.grpc_compression);
         }
         if let Some(priority) = self.grpc_realtime_priority {
             config.grpc.realtime_priority = priority;

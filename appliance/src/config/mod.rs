@@ -13,8 +13,8 @@ mod sections;
 mod validate;
 
 pub use sections::{
-    Archive, Auth, Cluster, Data, Decoder, Grpc, Http, Insights, Log, LogFormat, LookupTables,
-    Programs, Replay, Sources, StreamMode, Workers,
+    Archive, Auth, Cluster, Data, Decoder, Grpc, GrpcCodec, Http, Insights, Log, LogFormat,
+    LookupTables, Programs, Replay, Sources, StreamMode, Workers,
 };
 
 use decoder::DecoderConfig;
@@ -127,9 +127,15 @@ mod tests {
         assert!(with(""), "the embedded default");
         assert!(!with("[archive]\nsources = [\"/a\"]\n"));
         assert!(!with("[archive]\nupstream = \"http://u\"\n"));
-        assert!(with("[archive]\nupstream = \"http://u\"\n[sources]\nudp = [\"127.0.0.1:1\"]\n"));
-        assert!(with("[archive]\nsources = [\"/a\"]\n[replay]\nfile = \"/c\"\n"));
-        assert!(with("[archive]\nsources = [\"/a\"]\n[sources]\nstream = \"on\"\n"));
+        assert!(with(
+            "[archive]\nupstream = \"http://u\"\n[sources]\nudp = [\"127.0.0.1:1\"]\n"
+        ));
+        assert!(with(
+            "[archive]\nsources = [\"/a\"]\n[replay]\nfile = \"/c\"\n"
+        ));
+        assert!(with(
+            "[archive]\nsources = [\"/a\"]\n[sources]\nstream = \"on\"\n"
+        ));
         assert!(!with("[sources]\nstream = \"off\"\n"));
     }
 

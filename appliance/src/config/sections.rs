@@ -138,6 +138,17 @@ pub struct Grpc {
     /// Meant below `workers.realtime_priority` (docs/fanout.md, "Real-time runtime"). Needs
     /// `CAP_SYS_NICE`.
     pub realtime_priority: u8,
+    /// Codecs the stream may be sent in, to a client that accepts one (`grpc-accept-encoding`);
+    /// empty = always uncompressed (bench/README.md: compression does not pay on updates).
+    pub compression: Vec<GrpcCodec>,
+}
+
+/// A gRPC message compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum GrpcCodec {
+    Gzip,
+    Zstd,
 }
 
 impl Default for Grpc {
@@ -158,6 +169,7 @@ impl Default for Grpc {
             tls_cert: None,
             tls_key: None,
             realtime_priority: 0,
+            compression: Vec::new(),
         }
     }
 }

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use stream::filter::FilterLimits;
+
+use crate::config::GrpcCodec;
 use stream::service::{Feed, StreamMetrics, StreamService};
 use tonic::codec::CompressionEncoding;
 use tracing::{info, warn};
@@ -33,10 +35,13 @@ pub struct GrpcOptions {
     pub tls: Option<tonic::transport::ServerTlsConfig>,
     pub connection_limits: incoming::ConnectionLimits,
     pub connections: Arc<incoming::ConnectionCounters>,
+    /// Codecs the stream may be sent in (`[grpc] compression`).
+    pub compression: Vec<GrpcCodec>,
 }
 
 /// Serves the stream until SIGINT or SIGTERM: optional TLS, `x-token` authentication when tokens
-/// are configured, gzip/zstd compression when the client asks, HTTP/2 keepalive, TCP_NODELAY.
+/// are configured, gzip/zstd compression when configured and the client asks, HTTP/2 keepalive,
+/// TCP_NODELAY.
 pub async fn serve_grpc(
     options: GrpcOptions,
     feed: Feed,
@@ -55,6 +60,7 @@ pub async fn serve_grpc(
         tls,
         connection_limits,
         connections,
+        compression,
     } = options;
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -71,12 +77,16 @@ pub async fn serve_grpc(
     if tokens.enabled() {
         service = service.with_max_sessions_per_token(max_subscribers_per_token);
     }
-    let service = service
+    let mut service = service
         .into_server()
         .accept_compressed(CompressionEncoding::Gzip)
-        .accept_compressed(CompressionEncoding::Zstd)
-        .send_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Zstd);
+        .accept_compressed(CompressionEncoding::Zstd);
+    for codec in compression {
+        service = service.send_compressed(match codec {
+            GrpcCodec::Gzip => CompressionEncoding::Gzip,
+            GrpcCodec::Zstd => CompressionEncoding::Zstd,
+        });
+    }
     let (health_reporter, health_service) = discovery::health().await;
     let reflection_v1 = discovery::reflection_v1().context("building gRPC reflection v1")?;
     let reflection_v1alpha =
