@@ -76,7 +76,12 @@ if ! promtool check metrics <"$WORK/metrics.txt"; then
     echo "promtool-check: promtool refused /metrics (${families} families); the text is above" >&2
     exit 1
 fi
-for needed in rpc_calls_total archive_epochs_served archive_http_cache_hits_total appliance_stage_latency_seconds; do
+for needed in appliance_rpc_calls_total appliance_archive_epochs_served appliance_archive_http_cache_hits_total appliance_stage_latency_seconds; do
     grep -q "^# HELP $needed " "$WORK/metrics.txt" || { echo "promtool-check: no $needed family" >&2; exit 1; }
 done
-echo "promtool-check: /metrics passes promtool check metrics (${families} families)"
+# One prefix for every family (README, "Metric names").
+if grep '^# TYPE ' "$WORK/metrics.txt" | grep -v '^# TYPE appliance_'; then
+    echo "promtool-check: the families above lack the appliance_ prefix" >&2
+    exit 1
+fi
+echo "promtool-check: /metrics passes promtool check metrics (${families} families, all appliance_*)"

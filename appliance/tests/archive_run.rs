@@ -328,8 +328,8 @@ fn serves_split_epoch_from_a_directory() {
         seen.lock().unwrap()
     );
     let text = metrics(http);
-    assert!(text.contains("archive_pieces_served 3"), "{text}");
-    assert!(text.contains("archive_epochs_served 1"), "{text}");
+    assert!(text.contains("appliance_archive_pieces_served 3"), "{text}");
+    assert!(text.contains("appliance_archive_epochs_served 1"), "{text}");
 }
 
 /// A host publishing the first piece as "epoch 0" (`0/epoch-0.car`, its `.cid`, its indexes).
@@ -371,7 +371,7 @@ fn url_and_directory_together_first_source_wins_duplicates() {
     ]);
     check_served(http, &pieces_blocks(&names));
     let text = metrics(http);
-    assert!(text.contains("archive_pieces_served 3"), "{text}");
+    assert!(text.contains("appliance_archive_pieces_served 3"), "{text}");
     // Piece 1 is served from the URL (the first source), pieces 2 and 3 from the directory.
     let before = ranges.load(Ordering::Relaxed);
     let (_, block) = rpc(http, "getBlock", json!([3, {"transactionDetails": "none"}]));
@@ -468,7 +468,7 @@ fn catalog_check_activates_a_newly_published_epoch() {
         std::fs::copy(staging.path().join("2").join(name), target.join(name)).unwrap();
     }
     wait_for(Duration::from_secs(30), "an incomplete check", || {
-        metrics(http).contains("archive_catalog_failures_total{reason=\"incomplete\"}")
+        metrics(http).contains("appliance_archive_catalog_failures_total{reason=\"incomplete\"}")
     });
     let (_, answer) = rpc(http, "getBlock", slot(&second[0]));
     assert_eq!(answer["error"]["code"], -32004, "{answer}");
@@ -483,7 +483,7 @@ fn catalog_check_activates_a_newly_published_epoch() {
     });
     check_served(http, &[first.clone(), second.clone()].concat());
     let text = metrics(http);
-    assert!(text.contains("archive_epochs_served 2"), "{text}");
+    assert!(text.contains("appliance_archive_epochs_served 2"), "{text}");
 
     // Epoch 1 is regenerated (new content, new root CID): files renamed into place, `.cid` last.
     let replaced = synth_epoch(&staging.path().join("1"), 1, 77);
@@ -507,7 +507,7 @@ fn catalog_check_activates_a_newly_published_epoch() {
         rpc(http, "getBlock", slot(&zero[5])).1["result"]["blockhash"] == zero[5].blockhash
     });
     let text = metrics(http);
-    assert!(text.contains("archive_epochs_served 3"), "{text}");
+    assert!(text.contains("appliance_archive_epochs_served 3"), "{text}");
 }
 
 /// Moves every file of `from` into `to` (each renamed into place, so readers of the old file keep
@@ -636,9 +636,9 @@ fn serves_a_host_that_publishes_only_the_public_files() {
             == bs58::encode(first_two.entries.last().unwrap().hash).into_string()
     });
     let text = metrics(alone);
-    assert!(text.contains("archive_epochs_served 2"), "{text}");
+    assert!(text.contains("appliance_archive_epochs_served 2"), "{text}");
     assert!(
-        text.contains("archive_catalog_activations_total 2"),
+        text.contains("appliance_archive_catalog_activations_total 2"),
         "{text}"
     );
 
@@ -738,10 +738,13 @@ fn serves_a_host_that_publishes_only_the_public_files() {
     );
     let text = metrics(alone);
     assert!(
-        text.contains("archive_slot_memo_bound_entries 65536"),
+        text.contains("appliance_archive_slot_memo_bound_entries 65536"),
         "{text}"
     );
-    assert!(!text.contains("archive_slot_memo_entries 0\n"), "{text}");
+    assert!(
+        !text.contains("appliance_archive_slot_memo_entries 0\n"),
+        "{text}"
+    );
 
     // getSignaturesForAddress: no address index behind the public host. Without an upstream:
     // -32011; with one, the call goes to it and its answer (the stand-in's `[]`) is returned;
@@ -853,9 +856,9 @@ fn damaged_archive_data_is_an_internal_error_and_a_damaged_epoch_is_skipped() {
     let (_, answer) = rpc(http, "getBlock", block(2 * 432_000));
     assert_eq!(answer["error"]["code"], -32004, "{answer}");
     let text = metrics(http);
-    assert!(text.contains("archive_epochs_served 1"), "{text}");
+    assert!(text.contains("appliance_archive_epochs_served 1"), "{text}");
     assert!(
-        text.contains("archive_catalog_failures_total{reason="),
+        text.contains("appliance_archive_catalog_failures_total{reason="),
         "{text}"
     );
 }
@@ -943,7 +946,7 @@ fn an_archive_alone_serves_http_only_unless_the_stream_is_asked_for() {
         "a gRPC listener"
     );
     let text = metrics(http);
-    assert!(text.contains("archive_epochs_served 1"), "{text}");
+    assert!(text.contains("appliance_archive_epochs_served 1"), "{text}");
     assert!(
         !text.contains("appliance_updates_published_total"),
         "{text}"

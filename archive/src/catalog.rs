@@ -169,25 +169,25 @@ impl CatalogMetrics {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         for (name, kind, help, value) in [
             (
-                "archive_epochs_served",
+                "appliance_archive_epochs_served",
                 "gauge",
                 "Epochs the archive serves now.",
                 load(&self.epochs_served),
             ),
             (
-                "archive_pieces_served",
+                "appliance_archive_pieces_served",
                 "gauge",
                 "CAR files (whole epochs or pieces) the archive serves now.",
                 load(&self.pieces_served),
             ),
             (
-                "archive_catalog_checks_total",
+                "appliance_archive_catalog_checks_total",
                 "counter",
                 "Catalog checks of the archive sources (new or replaced epochs).",
                 load(&self.checks),
             ),
             (
-                "archive_catalog_activations_total",
+                "appliance_archive_catalog_activations_total",
                 "counter",
                 "Epochs or pieces the catalog checks put into service.",
                 load(&self.activations),
@@ -195,7 +195,7 @@ impl CatalogMetrics {
         ] {
             single(out, name, kind, help, value);
         }
-        let name = "archive_catalog_failures_total";
+        let name = "appliance_archive_catalog_failures_total";
         header(
             out,
             name,

@@ -107,7 +107,7 @@ impl RangeCache {
     pub fn render(&self, out: &mut String) {
         self.lru.render(
             out,
-            "archive_http_cache",
+            "appliance_archive_http_cache",
             "bytes",
             "cache of remote archive byte ranges",
         );
@@ -173,10 +173,16 @@ mod tests {
         cache.get_or_load(1, 0, 10, load(10, 1)).unwrap();
         let mut out = String::new();
         cache.render(&mut out);
-        assert!(out.contains("archive_http_cache_misses_total 1\n"), "{out}");
-        assert!(out.contains("archive_http_cache_hits_total 0\n"), "{out}");
         assert!(
-            out.contains("archive_http_cache_bound_bytes 1000\n"),
+            out.contains("appliance_archive_http_cache_misses_total 1\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("appliance_archive_http_cache_hits_total 0\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("appliance_archive_http_cache_bound_bytes 1000\n"),
             "{out}"
         );
     }

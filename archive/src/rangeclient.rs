@@ -467,49 +467,49 @@ impl RangeClient {
         let c = self.counts();
         for (name, kind, help, value) in [
             (
-                "archive_http_fast_requests_total",
+                "appliance_archive_http_fast_requests_total",
                 "counter",
                 "Range requests of remote archives answered by the keep-alive fast path.",
                 c.requests,
             ),
             (
-                "archive_http_fast_connects_total",
+                "appliance_archive_http_fast_connects_total",
                 "counter",
                 "Connections the keep-alive range client opened.",
                 c.connects,
             ),
             (
-                "archive_http_fast_reuses_total",
+                "appliance_archive_http_fast_reuses_total",
                 "counter",
                 "Range requests sent on a pooled kept-alive connection.",
                 c.reuses,
             ),
             (
-                "archive_http_fast_stale_retries_total",
+                "appliance_archive_http_fast_stale_retries_total",
                 "counter",
                 "Pooled connections found closed, the request retried on a new one.",
                 c.stale_retries,
             ),
             (
-                "archive_http_fast_fallbacks_total",
+                "appliance_archive_http_fast_fallbacks_total",
                 "counter",
                 "Answers the fast path does not handle, read again with the general HTTP client.",
                 c.fallbacks,
             ),
             (
-                "archive_http_fast_pool_discards_total",
+                "appliance_archive_http_fast_pool_discards_total",
                 "counter",
                 "Connections closed instead of pooled because the pool was full.",
                 c.discards,
             ),
             (
-                "archive_http_fast_idle_connections",
+                "appliance_archive_http_fast_idle_connections",
                 "gauge",
                 "Idle connections in the pool now.",
                 c.idle,
             ),
             (
-                "archive_http_fast_idle_bound",
+                "appliance_archive_http_fast_idle_bound",
                 "gauge",
                 "Most idle connections the pool keeps.",
                 MAX_IDLE as u64,

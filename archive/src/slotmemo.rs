@@ -97,8 +97,12 @@ impl SlotMemo {
 
     /// Appends the Prometheus text.
     pub fn render(&self, out: &mut String) {
-        self.lru
-            .render(out, "archive_slot_memo", "entries", "memo of slot lookups");
+        self.lru.render(
+            out,
+            "appliance_archive_slot_memo",
+            "entries",
+            "memo of slot lookups",
+        );
     }
 }
 
@@ -144,11 +148,11 @@ mod tests {
         let mut out = String::new();
         SlotMemo::new(9).render(&mut out);
         for name in [
-            "archive_slot_memo_hits_total 0\n",
-            "archive_slot_memo_misses_total 0\n",
-            "archive_slot_memo_evictions_total 0\n",
-            "archive_slot_memo_entries 0\n",
-            "archive_slot_memo_bound_entries 9\n",
+            "appliance_archive_slot_memo_hits_total 0\n",
+            "appliance_archive_slot_memo_misses_total 0\n",
+            "appliance_archive_slot_memo_evictions_total 0\n",
+            "appliance_archive_slot_memo_entries 0\n",
+            "appliance_archive_slot_memo_bound_entries 9\n",
         ] {
             assert!(out.contains(name), "{out}");
         }

@@ -88,8 +88,8 @@ fn first_source_wins_and_rescans_swap_the_store() {
     assert_eq!(hash_at(before.as_ref(), a4[0].0), a4[0].1);
     let mut text = String::new();
     catalog.metrics().render(&mut text);
-    assert!(text.contains("archive_epochs_served 2"), "{text}");
-    assert!(text.contains("archive_pieces_served 2"), "{text}");
+    assert!(text.contains("appliance_archive_epochs_served 2"), "{text}");
+    assert!(text.contains("appliance_archive_pieces_served 2"), "{text}");
 
     // A CAR without indexes: skipped at start (the rest serves) and by a later check, counted.
     std::fs::copy(b.path().join("5/epoch-5.car"), a.path().join("epoch-9.car")).unwrap();

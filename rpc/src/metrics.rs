@@ -88,10 +88,10 @@ impl RpcMetrics {
     /// Appends the Prometheus text of every counter (and the limiter's) to `out`.
     pub fn render(&self, limiter: &RateLimiter, out: &mut String) {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        let name = "rpc_http_requests_total";
+        let name = "appliance_rpc_http_requests_total";
         let help = Some("HTTP requests to the JSON-RPC endpoint (POST /).");
         single(out, name, Kind::Counter, help, load(&self.http_requests));
-        let name = "rpc_calls_total";
+        let name = "appliance_rpc_calls_total";
         let help =
             "JSON-RPC calls by method and outcome (local, proxied to the upstream, rejected).";
         family(out, name, Kind::Counter, Some(help));
@@ -103,22 +103,22 @@ impl RpcMetrics {
         }
         for (name, help, value) in [
             (
-                "rpc_upstream_failures_total",
+                "appliance_rpc_upstream_failures_total",
                 "Calls to the upstream validator that failed (transport or non-JSON answer).",
                 load(&self.upstream_failures),
             ),
             (
-                "rpc_store_errors_total",
+                "appliance_rpc_store_errors_total",
                 "Calls answered -32019 because the archive could not be read.",
                 load(&self.store_errors),
             ),
             (
-                "rpc_rate_limited_total",
+                "appliance_rpc_rate_limited_total",
                 "Requests with calls refused by the per-IP rate limit.",
                 limiter.limited_total(),
             ),
             (
-                "rpc_rate_limit_table_full_total",
+                "appliance_rpc_rate_limit_table_full_total",
                 "Requests refused because the table of tracked clients was full.",
                 limiter.table_full_total(),
             ),
@@ -127,12 +127,12 @@ impl RpcMetrics {
         }
         for (name, help, value) in [
             (
-                "rpc_rate_limit_tracked_clients",
+                "appliance_rpc_rate_limit_tracked_clients",
                 "Clients (IPv4 addresses, IPv6 /64 prefixes) the rate limit tracks now.",
                 limiter.tracked(),
             ),
             (
-                "rpc_rate_limit_max_tracked_clients",
+                "appliance_rpc_rate_limit_max_tracked_clients",
                 "Bound of the rate limit's table of tracked clients.",
                 limiter.config().max_tracked,
             ),

@@ -186,7 +186,7 @@ fn rate_limit_counts_every_call_of_a_batch() {
     let mut metrics = String::new();
     server.rpc.render_metrics(&mut metrics);
     assert!(
-        metrics.contains("rpc_rate_limit_tracked_clients 1"),
+        metrics.contains("appliance_rpc_rate_limit_tracked_clients 1"),
         "{metrics}"
     );
 }
@@ -202,7 +202,10 @@ fn a_batch_larger_than_the_burst_is_served_as_far_as_it_fits() {
     assert_eq!(served_prefix(&answer), 100);
     let mut metrics = String::new();
     server.rpc.render_metrics(&mut metrics);
-    assert!(metrics.contains("rpc_rate_limited_total 1"), "{metrics}");
+    assert!(
+        metrics.contains("appliance_rpc_rate_limited_total 1"),
+        "{metrics}"
+    );
 }
 
 #[test]
@@ -225,7 +228,7 @@ fn a_small_rate_limit_table_refuses_new_clients_while_full() {
     }
     let mut metrics = String::new();
     server.rpc.render_metrics(&mut metrics);
-    assert!(metrics.contains("rpc_rate_limit_max_tracked_clients 1"));
+    assert!(metrics.contains("appliance_rpc_rate_limit_max_tracked_clients 1"));
 }
 
 #[test]
