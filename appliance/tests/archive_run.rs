@@ -905,23 +905,7 @@ fn a_stalled_request_body_is_cut_at_the_body_deadline() {
 /// `appliance run` with `args` and no shred source: (the process, its gRPC and HTTP addresses),
 /// once HTTP answers.
 fn start_without_source(args: &[&str], data: &Path) -> (Appliance, SocketAddr, SocketAddr) {
-    let (grpc, http) = (free_tcp_address(), free_tcp_address());
-    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
-        .args([
-            "run",
-            "--grpc",
-            &grpc.to_string(),
-            "--http",
-            &http.to_string(),
-        ])
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let appliance = Appliance { child };
+    let (appliance, grpc, http) = process::start_replay(args, data);
     wait_for(Duration::from_secs(60), "the HTTP address", || {
         std::net::TcpStream::connect(http).is_ok()
     });

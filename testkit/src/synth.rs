@@ -320,7 +320,8 @@ fn token_balance(account_index: u32, amount: u64) -> proto::TokenBalance {
     }
 }
 
-fn push_compact_u16(out: &mut Vec<u8>, value: usize) {
+/// Appends `value` in the wire format's compact-u16 encoding (7 bits a byte, low first).
+pub fn push_compact_u16(out: &mut Vec<u8>, value: usize) {
     let mut rem = value;
     loop {
         let mut byte = (rem & 0x7f) as u8;

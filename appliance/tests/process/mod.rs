@@ -68,9 +68,9 @@ pub fn start_appliance(extra: &[&str], data_dir: &Path) -> Running {
     }
 }
 
-/// The embedded default (`appliance run` with no source: the bundled replay, looping) on free
-/// loopback addresses, its data in `data_dir`, with `extra` flags; returns it with its gRPC and
-/// HTTP addresses.
+/// `appliance run` with no shred source (the embedded default: the bundled replay, looping, unless
+/// `extra` makes it HTTP only) on free loopback addresses, its data in `data_dir`, with `extra`
+/// flags; returns it with its gRPC and HTTP addresses.
 pub fn start_replay(extra: &[&str], data_dir: &Path) -> (Appliance, SocketAddr, SocketAddr) {
     let (grpc, http) = (free_tcp_address(), free_tcp_address());
     let child = run_command(grpc, http, data_dir)

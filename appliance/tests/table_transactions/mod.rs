@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use decoder::lookup::{ADDRESS_LOOKUP_TABLE_PROGRAM_ID, derive_table_address};
 use decoder::transaction::parse_transaction_exact;
+use testkit::synth::push_compact_u16;
 
 pub type Key = [u8; 32];
 
@@ -50,11 +51,11 @@ pub fn admin_transaction(
     tag: u8,
 ) -> Vec<u8> {
     let mut out = Vec::new();
-    push_compact(&mut out, 1);
+    push_compact_u16(&mut out, 1);
     out.extend_from_slice(&[tag; 64]);
     // One signer (the authority, writable), two read-only unsigned (the programs).
     out.extend_from_slice(&[1, 0, 2]);
-    push_compact(&mut out, 4);
+    push_compact_u16(&mut out, 4);
     for key in [
         authority,
         table,
@@ -64,12 +65,12 @@ pub fn admin_transaction(
         out.extend_from_slice(key);
     }
     out.extend_from_slice(&[tag; 32]);
-    push_compact(&mut out, instructions.len());
+    push_compact_u16(&mut out, instructions.len());
     for data in instructions {
         out.push(3);
-        push_compact(&mut out, 4);
+        push_compact_u16(&mut out, 4);
         out.extend_from_slice(&[1, 0, 0, 2]);
-        push_compact(&mut out, data.len());
+        push_compact_u16(&mut out, data.len());
         out.extend_from_slice(data);
     }
     assert!(out.len() <= 1_232, "a transaction fits a packet");
@@ -97,16 +98,4 @@ pub fn pointed_at(fixture: &[u8], tables: &HashMap<Key, Key>, tag: u8) -> Vec<u8
     }
     out[1] = tag;
     out
-}
-
-fn push_compact(out: &mut Vec<u8>, mut value: usize) {
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
 }
