@@ -76,7 +76,7 @@ pub fn start_http(
             ..front::http::HttpDeadlines::default()
         },
         cors: front::cors::CorsPolicy::from_origins(&config.http.cors_origins),
-        connections: Arc::new(PerIpCap::new(config.http.max_connections_per_ip)),
+        max_connections_per_ip: config.http.max_connections_per_ip,
         ..HttpOptions::default()
     };
     if rpc.is_none() {

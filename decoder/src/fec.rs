@@ -857,7 +857,9 @@ impl CompletedSets {
         }
         if let Some(old) = self.ring[self.next].replace(key) {
             self.roots.remove(&old);
-            self.second_roots.remove(&old);
+            if !self.second_roots.is_empty() {
+                self.second_roots.remove(&old);
+            }
         }
         self.roots.insert(key, done);
         if let Some(root) = second_root {

@@ -1,6 +1,6 @@
 //! Open connections per remote address, capped: each accepted connection takes an [`IpSlot`]
-//! (refused when its address already holds `cap`), given back when the slot is dropped with the
-//! connection. Shared by the gRPC accept loop and the HTTP server. The map holds one entry per
+//! (refused when its address already holds the cap), given back when the slot is dropped with the
+//! connection. The gRPC accept loop and the HTTP server each keep one. The map holds one entry per
 //! address with a connection open, so it is bounded by the open connections.
 
 use std::collections::HashMap;
@@ -10,30 +10,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::exposition::{Kind, family, sample, single};
 
-/// The cap and the per-address counts, with the gauges `/metrics` reports.
-#[derive(Debug)]
+/// The per-address counts, with the gauges `/metrics` reports.
+#[derive(Debug, Default)]
 pub struct PerIpCap {
-    cap: usize,
     open_by_ip: Mutex<HashMap<IpAddr, usize>>,
     open: AtomicUsize,
     refused: AtomicU64,
 }
 
 impl PerIpCap {
-    /// At most `cap` (at least one) connections per address.
-    pub fn new(cap: usize) -> Self {
-        Self {
-            cap: cap.max(1),
-            open_by_ip: Mutex::new(HashMap::new()),
-            open: AtomicUsize::new(0),
-            refused: AtomicU64::new(0),
-        }
-    }
-
-    pub fn cap(&self) -> usize {
-        self.cap
-    }
-
     /// Connections holding a slot now.
     pub fn open(&self) -> usize {
         self.open.load(Ordering::Relaxed)
@@ -51,11 +36,12 @@ impl PerIpCap {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A slot for a connection from `ip`, or `None` (counted) when `ip` holds `cap` already.
-    pub fn try_take(self: &Arc<Self>, ip: IpAddr) -> Option<IpSlot> {
+    /// A slot for a connection from `ip`, or `None` (counted) when `ip` holds `cap` (at least one)
+    /// already.
+    pub fn try_take(self: &Arc<Self>, ip: IpAddr, cap: usize) -> Option<IpSlot> {
         let mut map = self.map();
         let count = map.entry(ip).or_insert(0);
-        if *count >= self.cap {
+        if *count >= cap.max(1) {
             drop(map);
             self.refused.fetch_add(1, Ordering::Relaxed);
             return None;
@@ -120,17 +106,17 @@ mod tests {
 
     #[test]
     fn the_per_ip_count_is_capped_and_returned() {
-        let cap = Arc::new(PerIpCap::new(2));
+        let cap = Arc::new(PerIpCap::default());
         let ip = IpAddr::from([10, 0, 0, 1]);
-        let first = cap.try_take(ip);
-        let second = cap.try_take(ip);
+        let first = cap.try_take(ip, 2);
+        let second = cap.try_take(ip, 2);
         assert!(first.is_some() && second.is_some());
-        assert!(cap.try_take(ip).is_none());
-        let other = cap.try_take(IpAddr::from([10, 0, 0, 2]));
+        assert!(cap.try_take(ip, 2).is_none());
+        let other = cap.try_take(IpAddr::from([10, 0, 0, 2]), 2);
         assert!(other.is_some());
         assert_eq!((cap.open(), cap.refused()), (3, 1));
         drop(first);
-        let again = cap.try_take(ip);
+        let again = cap.try_take(ip, 2);
         assert!(again.is_some());
         drop((second, again));
         assert!(!cap.map().contains_key(&ip));

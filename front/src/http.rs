@@ -46,8 +46,10 @@ pub struct HttpOptions {
     pub deadlines: HttpDeadlines,
     /// Origins allowed to call from a browser (default any, as a validator's RPC).
     pub cors: CorsPolicy,
-    /// Open connections per remote address and their cap; one more is closed at accept.
+    /// Open connections per remote address (their gauges for `/metrics`).
     pub connections: Arc<PerIpCap>,
+    /// Most connections open from one address; one more is closed at connect.
+    pub max_connections_per_ip: usize,
 }
 
 /// `[http] max_connections_per_ip` unless configured.
@@ -90,7 +92,8 @@ impl Default for HttpOptions {
             health: None,
             deadlines: HttpDeadlines::default(),
             cors: CorsPolicy::default(),
-            connections: Arc::new(PerIpCap::new(DEFAULT_MAX_CONNECTIONS_PER_IP)),
+            connections: Arc::default(),
+            max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
         }
     }
 }
@@ -126,14 +129,14 @@ async fn not_found() -> HttpResponse {
 
 /// Gives a new connection its place under the per-address cap (kept in the connection's data,
 /// given back when the connection ends), or closes it at once when its address is at the cap.
-fn admit(connections: &Arc<PerIpCap>, connection: &dyn Any, data: &mut Extensions) {
+fn admit(connections: &Arc<PerIpCap>, cap: usize, connection: &dyn Any, data: &mut Extensions) {
     let Some(tcp) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() else {
         return;
     };
     let Ok(peer) = tcp.peer_addr() else {
         return;
     };
-    match connections.try_take(peer.ip()) {
+    match connections.try_take(peer.ip(), cap) {
         Some(slot) => {
             data.insert(slot);
         }
@@ -165,7 +168,7 @@ pub fn serve(
                 let tokens = options.tokens;
                 let deadlines = options.deadlines;
                 let cors = Arc::new(options.cors);
-                let connections = options.connections;
+                let (connections, cap) = (options.connections, options.max_connections_per_ip);
                 let server = HttpServer::new(move || {
                     let mut app = App::new()
                         .app_data(web::Data::new(state.clone()))
@@ -185,7 +188,7 @@ pub fn serve(
                         // Outermost: a preflight is answered before authentication.
                         .wrap(middleware::from_fn(cors::http_middleware))
                 })
-                .on_connect(move |connection, data| admit(&connections, connection, data))
+                .on_connect(move |connection, data| admit(&connections, cap, connection, data))
                 .workers(options.workers.max(1))
                 .client_request_timeout(deadlines.request_headers)
                 .client_disconnect_timeout(deadlines.client_disconnect)

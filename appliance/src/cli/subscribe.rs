@@ -75,7 +75,7 @@ async fn stream(args: &SubscribeArgs, first: SubscribeRequest) -> anyhow::Result
         .map_err(refused)?
         .into_inner();
     let mut printer = Printer::new(args);
-    let mut stats = args.stats.then(Stats::new);
+    let mut stats = args.stats.then(Stats::new).transpose()?;
     let ended = loop {
         let update = tokio::select! {
             _ = tokio::signal::ctrl_c() => break Ok(()),
@@ -135,11 +135,7 @@ impl Printer {
     }
 
     fn print(&mut self, update: &SubscribeUpdate) -> anyhow::Result<Printed> {
-        let transaction = match &update.update {
-            Some(Update::Transaction(transaction)) => Some(transaction),
-            Some(Update::Delta(delta)) => delta.envelope.as_ref(),
-            _ => None,
-        };
+        let transaction = transaction_of(update);
         let line = match (self.compact, transaction) {
             (true, None) => return Ok(Printed::More),
             (true, Some(transaction)) => compact_line(transaction),
@@ -162,6 +158,15 @@ impl Printer {
             }
         }
         Ok(Printed::More)
+    }
+}
+
+/// The transaction an update carries (a delta's envelope), if any.
+fn transaction_of(update: &SubscribeUpdate) -> Option<&DecodedTransaction> {
+    match &update.update {
+        Some(Update::Transaction(transaction)) => Some(transaction),
+        Some(Update::Delta(delta)) => delta.envelope.as_ref(),
+        _ => None,
     }
 }
 
@@ -194,28 +199,21 @@ struct Stats {
 }
 
 impl Stats {
-    fn new() -> Self {
-        let histogram = || Histogram::new_with_bounds(1, 60_000_000, 3).ok();
-        let (Some(from_first_read), Some(from_publish)) = (histogram(), histogram()) else {
-            unreachable!("constant histogram bounds are valid");
-        };
-        Self {
+    fn new() -> anyhow::Result<Self> {
+        let histogram = || Histogram::new_with_bounds(1, 60_000_000, 3);
+        Ok(Self {
             since: Instant::now(),
             updates: 0,
             transactions: 0,
-            from_first_read,
-            from_publish,
-        }
+            from_first_read: histogram()?,
+            from_publish: histogram()?,
+        })
     }
 
     fn record(&mut self, update: &SubscribeUpdate) {
         self.updates += 1;
-        let transaction = match &update.update {
-            Some(Update::Transaction(transaction)) => Some(transaction),
-            Some(Update::Delta(delta)) => delta.envelope.as_ref(),
-            _ => None,
-        };
-        if let Some(timing) = transaction.and_then(|t| t.server_timing.as_ref()) {
+        let timing = transaction_of(update).and_then(|t| t.server_timing.as_ref());
+        if let Some(timing) = timing {
             self.transactions += 1;
             let now = unix_nanos();
             let micros = |stamp: u64| now.saturating_sub(stamp) / 1_000;

@@ -6,7 +6,7 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -53,33 +53,26 @@ impl Refusal {
 /// What `/metrics` reports of the accept loop.
 #[derive(Debug, Default)]
 pub struct ConnectionCounters {
-    pub open: AtomicUsize,
-    pub refused: [AtomicU64; Refusal::ALL.len()],
+    /// Open connections per address: the open gauge and the per-address refusals.
+    pub per_ip: Arc<PerIpCap>,
+    pub first_bytes_timeouts: AtomicU64,
     pub accept_errors: AtomicU64,
 }
 
 impl ConnectionCounters {
-    fn refuse(&self, refusal: Refusal) {
-        self.refused[refusal as usize].fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// A connection's place in the per-address count and the open gauge, returned when dropped.
-struct Slot {
-    _ip: IpSlot,
-    counters: Arc<ConnectionCounters>,
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.counters.open.fetch_sub(1, Ordering::Relaxed);
+    /// Connections closed so far for `refusal`.
+    pub fn refused(&self, refusal: Refusal) -> u64 {
+        match refusal {
+            Refusal::PerIp => self.per_ip.refused(),
+            Refusal::FirstBytesTimeout => self.first_bytes_timeouts.load(Ordering::Relaxed),
+        }
     }
 }
 
 /// An accepted connection that passed the checks; tonic serves it like a plain `TcpStream`.
 pub struct GuardedStream {
     tcp: TcpStream,
-    _slot: Slot,
+    _slot: IpSlot,
 }
 
 impl Connected for GuardedStream {
@@ -139,7 +132,6 @@ async fn accept_loop(
     handoff: mpsc::Sender<io::Result<GuardedStream>>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let per_ip = Arc::new(PerIpCap::new(limits.per_ip));
     let mut backoff = MIN_BACKOFF;
     loop {
         let accepted = tokio::select! {
@@ -150,16 +142,11 @@ async fn accept_loop(
         match accepted {
             Ok((tcp, peer)) => {
                 backoff = MIN_BACKOFF;
-                let Some(ip_slot) = per_ip.try_take(peer.ip()) else {
-                    counters.refuse(Refusal::PerIp);
-                    continue; // dropped: closed
+                let Some(slot) = counters.per_ip.try_take(peer.ip(), limits.per_ip) else {
+                    continue; // dropped: closed (counted by the cap)
                 };
-                counters.open.fetch_add(1, Ordering::Relaxed);
-                let slot = Slot {
-                    _ip: ip_slot,
-                    counters: Arc::clone(&counters),
-                };
-                tokio::spawn(vet(tcp, slot, limits.first_bytes, handoff.clone()));
+                let counted = Arc::clone(&counters);
+                tokio::spawn(vet(tcp, slot, limits.first_bytes, counted, handoff.clone()));
             }
             Err(error) => {
                 // EMFILE/ENFILE/ENOBUFS and the like: the listener stays; wait and retry.
@@ -172,11 +159,13 @@ async fn accept_loop(
     }
 }
 
-/// Hands `tcp` to the server once its first bytes arrived within `deadline`; closes it otherwise.
+/// Hands `tcp` to the server once its first bytes arrived within the deadline; closes it
+/// otherwise, counted in `counters`.
 async fn vet(
     tcp: TcpStream,
-    slot: Slot,
+    slot: IpSlot,
     deadline: Duration,
+    counters: Arc<ConnectionCounters>,
     handoff: mpsc::Sender<io::Result<GuardedStream>>,
 ) {
     let mut probe = [0u8; 1];
@@ -186,6 +175,10 @@ async fn vet(
             let _ = handoff.send(Ok(GuardedStream { tcp, _slot: slot })).await;
         }
         Ok(_) => {} // closed or failed before a byte: nothing to count
-        Err(_) => slot.counters.refuse(Refusal::FirstBytesTimeout),
+        Err(_) => {
+            counters
+                .first_bytes_timeouts
+                .fetch_add(1, Ordering::Relaxed);
+        }
     }
 }

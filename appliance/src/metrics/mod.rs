@@ -371,12 +371,11 @@ impl Metrics {
             "appliance_grpc_connections_open",
             Kind::Gauge,
             Some("TCP connections the gRPC listener holds open."),
-            connections.open.load(Ordering::Relaxed),
+            connections.per_ip.open(),
         );
-        let refused = Refusal::ALL.iter().map(|refusal| {
-            let count = connections.refused[*refusal as usize].load(Ordering::Relaxed);
-            (refusal.label(), count)
-        });
+        let refused = Refusal::ALL
+            .iter()
+            .map(|refusal| (refusal.label(), connections.refused(*refusal)));
         by_label(
             out,
             "appliance_grpc_connections_refused_total",

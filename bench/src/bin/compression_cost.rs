@@ -42,7 +42,7 @@ fn updates() -> Vec<Vec<u8>> {
     out
 }
 
-/// A codec: its name and one message compressed into `out`.
+/// One message compressed into `out` by a codec.
 type Compress = fn(&[u8], &mut Vec<u8>) -> std::io::Result<()>;
 
 fn gzip(message: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {

@@ -150,9 +150,10 @@ impl Index {
     /// Appends the entries an update hits (with repeats) to `out`.
     pub fn candidates(&self, view: &UpdateView<'_>, out: &mut Vec<Entry>) {
         // Without account anchors the view's keys are never built (nor sorted).
-        let keys = match self.by_key.is_empty() {
-            true => &[][..],
-            false => view.keys(),
+        let keys = if self.by_key.is_empty() {
+            &[][..]
+        } else {
+            view.keys()
         };
         for key in keys {
             if let Some(postings) = self.by_key.get(key) {
