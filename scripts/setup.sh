@@ -12,6 +12,7 @@ apt_packages=(
   python3
   python3-venv  # the Python gRPC client test's virtualenv
   openssl       # test certificates for the gRPC TLS test
+  curl          # the README's archive and insights commands
 )
 # promtool (scripts/promtool-check.sh checks /metrics with it) comes in Debian's prometheus package.
 if ! command -v promtool >/dev/null 2>&1; then

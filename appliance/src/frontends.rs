@@ -153,14 +153,21 @@ fn health_fields(stream: Option<&StreamParts>) -> HealthFields {
     }
 }
 
-/// Starts the insights ingest when `archive.upstream` is set; the `/v1` routes either way (503
-/// without an upstream).
+/// Starts the insights ingest when `archive.upstream` is set; without one, serves the store named
+/// by `[insights] db` as it is (a backfilled store, the embedded default's sample); the `/v1`
+/// routes either way (503 with neither).
 fn start_insights(
     config: &Config,
     trust: &UpstreamTrust,
 ) -> anyhow::Result<(HttpMount, Option<insights::Insights>)> {
     let Some(upstream) = config.archive.upstream.as_deref() else {
-        return Ok((insights::disabled_mount(), None));
+        let Some(store) = &config.insights.db else {
+            return Ok((insights::disabled_mount(), None));
+        };
+        let insights = insights::Insights::serve_stored(store, insights::Limits::default())
+            .with_context(|| format!("serving the insights store {}", store.display()))?;
+        info!(store = %store.display(), "insights served from the store (no upstream)");
+        return Ok((insights.mount(), Some(insights)));
     };
     let store = config.insights.store_path(&config.data);
     let durations = config.insights.durations()?;

@@ -28,4 +28,5 @@ pub mod pipeline;
 pub mod programs;
 pub mod receive;
 pub mod replay;
+pub mod samples;
 pub mod security;

@@ -50,6 +50,8 @@ fn start_with(dir: &Path, toml: &str, nofile: Option<u32>) -> Running {
         .arg(binary)
         .args(["run", "--config", config.to_str().unwrap()])
         .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
+        .arg("--data-dir")
+        .arg(dir.join("data"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

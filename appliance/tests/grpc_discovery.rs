@@ -32,6 +32,8 @@ fn start() -> (Appliance, SocketAddr) {
             "--http",
             &http.to_string(),
         ])
+        .arg("--data-dir")
+        .arg(process::scratch_data_dir())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

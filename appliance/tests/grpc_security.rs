@@ -33,6 +33,8 @@ fn start(grpc: SocketAddr, http: SocketAddr, extra: &[&str]) -> Appliance {
             &http.to_string(),
         ])
         .args(["--replay-rate", "20000"])
+        .arg("--data-dir")
+        .arg(process::scratch_data_dir())
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

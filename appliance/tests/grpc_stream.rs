@@ -43,6 +43,8 @@ fn start(udp: SocketAddr, grpc: SocketAddr, http: SocketAddr) -> Appliance {
             &grpc.to_string(),
         ])
         .args(["--http", &http.to_string()])
+        .arg("--data-dir")
+        .arg(process::scratch_data_dir())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -281,6 +283,8 @@ async fn embedded_default_streams_the_bundled_replay() {
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--grpc", &grpc.to_string(), "--replay-rate", "20000"])
         .args(["--http", &free_tcp_address().to_string()])
+        .arg("--data-dir")
+        .arg(process::scratch_data_dir())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -362,6 +366,8 @@ async fn slow_subscriber_is_cut_while_a_fast_one_continues() {
             "--subscriber-queue",
             "2048",
         ])
+        .arg("--data-dir")
+        .arg(process::scratch_data_dir())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -421,6 +427,8 @@ fn run_refuses_a_bad_program_override() {
         .args(["run", "--grpc", &free_tcp_address().to_string()])
         .args(["--http", &free_tcp_address().to_string()])
         .args(["--program-id", "ALPHA_FUN=not-base58!"])
+        .arg("--data-dir")
+        .arg(process::scratch_data_dir())
         .output()
         .unwrap();
     assert!(!output.status.success());
@@ -446,6 +454,8 @@ async fn streams_beyond_max_subscribers_are_refused() {
             &http.to_string(),
         ])
         .args(["--max-subscribers", "2"])
+        .arg("--data-dir")
+        .arg(process::scratch_data_dir())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

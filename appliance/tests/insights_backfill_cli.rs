@@ -4,14 +4,9 @@
 //! by the fixture generator (`insights/tests/fixtures/insights/expected.json`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use archive::writer::{
-    BlockInput, CarWriter, EntryInput, MetaInput, RootKind, TxInput, WriterOptions,
-};
 use serde_json::Value;
 use testkit::json_match::assert_matches;
 
@@ -23,57 +18,12 @@ fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-/// The fixture block of `slot` (its archive form) as the writer's input; `None` when skipped.
-fn block_input(slot: u64) -> Option<BlockInput> {
-    if !fixtures().join(format!("archive/{slot}.json")).exists() {
-        return None;
-    }
-    let block = testkit::insights_fixture::archived_block(slot).expect("well-formed fixture");
-    let transactions = block
-        .transactions
-        .into_iter()
-        .map(|tx| TxInput {
-            wire: tx.wire,
-            meta: MetaInput::Protobuf(tx.meta),
-        })
-        .collect();
-    Some(BlockInput {
-        slot,
-        parent_slot: block.parent_slot,
-        block_time: block.block_time.unwrap_or(0),
-        block_height: block.block_height,
-        entries: vec![EntryInput {
-            num_hashes: 1,
-            hash: block.blockhash,
-            transactions,
-        }],
-        rewards: None,
-    })
-}
-
 /// Writes the fixture chain as epoch 0 into `dir` and indexes it with the real binary.
 fn write_indexed_epoch(dir: &Path) {
-    let chain = json(&fixtures().join("chain.json"));
-    let (first, last) = (
-        chain["first_slot"].as_u64().unwrap(),
-        chain["last_slot"].as_u64().unwrap(),
-    );
     let car = dir.join("epoch-0.car");
-    let mut writer = CarWriter::new(
-        BufWriter::new(File::create(&car).unwrap()),
-        RootKind::Epoch(0),
-        WriterOptions::default(),
-    )
-    .unwrap();
-    let mut written = 0;
-    for slot in first..=last {
-        if let Some(block) = block_input(slot) {
-            writer.write_block(&block).unwrap();
-            written += 1;
-        }
-    }
+    let (bytes, written) = testkit::insights_fixture::chain_car().unwrap();
     assert!(written > 50, "the fixture chain has {written} blocks");
-    writer.finish().unwrap();
+    std::fs::write(&car, bytes).unwrap();
     let out = appliance(&["archive", "index", "--no-progress", car.to_str().unwrap()]);
     assert!(
         out.status.success(),

@@ -36,6 +36,8 @@ fn sigterm_exits_within_the_deadline_with_stalled_connections_open() {
     let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["run", "--config", config.to_str().unwrap()])
         .args(["--grpc", &grpc.to_string(), "--http", &http.to_string()])
+        .arg("--data-dir")
+        .arg(process::scratch_data_dir())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

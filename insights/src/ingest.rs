@@ -28,6 +28,23 @@ pub struct Ingest {
     since_prune: u64,
 }
 
+/// The window of the newest stored blocks at or below `up_to`, published when full.
+pub fn restore_window(shared: &Shared, up_to: u64) -> Result<Window, InsightsError> {
+    let mut window = Window::new(shared.limits.window_blocks);
+    for stats in shared
+        .store
+        .blocks_up_to(up_to, shared.limits.window_blocks)?
+    {
+        window.push(Arc::new(stats));
+    }
+    if let Some(blocks) = window.full()
+        && let Some(live) = Live::build(blocks, &shared.limits, SystemTime::now())
+    {
+        shared.publish(Arc::new(live));
+    }
+    Ok(window)
+}
+
 impl Ingest {
     /// Restores the window and the cursor from the store and publishes the window if full.
     pub fn new(shared: Arc<Shared>, config: InsightsConfig) -> Result<Self, InsightsError> {
@@ -38,20 +55,10 @@ impl Ingest {
             &config.upstream_trust,
         );
         let cursor = shared.store.cursor()?;
-        let mut window = Window::new(config.limits.window_blocks);
-        if let Some(cursor) = cursor {
-            for stats in shared
-                .store
-                .blocks_up_to(cursor, config.limits.window_blocks)?
-            {
-                window.push(Arc::new(stats));
-            }
-        }
-        if let Some(blocks) = window.full()
-            && let Some(live) = Live::build(blocks, &shared.limits, SystemTime::now())
-        {
-            shared.publish(Arc::new(live));
-        }
+        let window = match cursor {
+            Some(cursor) => restore_window(&shared, cursor)?,
+            None => Window::new(shared.limits.window_blocks),
+        };
         info!(?cursor, upstream = %front::redact::redact_url(&config.upstream), "insights ingest restored");
         Ok(Self {
             upstream,

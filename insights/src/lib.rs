@@ -26,6 +26,7 @@ pub mod responses;
 pub mod store;
 pub mod upstream;
 
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -59,6 +60,18 @@ impl Insights {
             shared,
             shutdown,
             ingest: Some(handle),
+        })
+    }
+
+    /// Serves what `store` holds, without an upstream: the window of its newest stored blocks and
+    /// their history (the embedded default's sample, or a store filled by `insights backfill`).
+    pub fn serve_stored(store: &Path, limits: Limits) -> Result<Self, InsightsError> {
+        let shared = Arc::new(Shared::new(store::Store::open(store)?, limits));
+        ingest::restore_window(&shared, u64::MAX)?;
+        Ok(Self {
+            shared,
+            shutdown: Arc::new(AtomicBool::new(false)),
+            ingest: None,
         })
     }
 

@@ -1,12 +1,16 @@
 //! The insights fixture chain's archived blocks (`insights/tests/fixtures/insights/archive/
 //! <slot>.json`, see its `generate.py`) read into the archive's types: the one reader behind the
-//! insights tests' in-memory archive and the backfill test's CAR writer. A malformed fixture
-//! reads as `None`, which the tests turn into a failure.
+//! insights tests' in-memory archive, the backfill test's CAR and the embedded default's insights
+//! sample (`appliance/samples/`). A malformed fixture reads as `None`, which the tests turn into a
+//! failure.
 
 use std::path::{Path, PathBuf};
 
 use archive::proto::{
     InnerInstruction, InnerInstructions, TransactionError, TransactionStatusMeta,
+};
+use archive::writer::{
+    BlockInput, CarWriter, EntryInput, MetaInput, RootKind, TxInput, WriteError, WriterOptions,
 };
 use base64::Engine;
 use serde_json::Value;
@@ -51,6 +55,57 @@ pub fn archived_block(slot: u64) -> Option<FixtureBlock> {
         block_height: value["block_height"].as_u64(),
         transactions,
     })
+}
+
+/// The chain's first and last slot (`chain.json`).
+pub fn chain_slots() -> Option<(u64, u64)> {
+    let chain: Value =
+        serde_json::from_slice(&std::fs::read(fixture_dir().join("chain.json")).ok()?).ok()?;
+    Some((chain["first_slot"].as_u64()?, chain["last_slot"].as_u64()?))
+}
+
+/// The block of `slot` as the CAR writer's input (one entry holding every transaction); `None`
+/// for a skipped slot.
+pub fn block_input(slot: u64) -> Option<BlockInput> {
+    let block = archived_block(slot)?;
+    let transactions = block
+        .transactions
+        .into_iter()
+        .map(|tx| TxInput {
+            wire: tx.wire,
+            meta: MetaInput::Protobuf(tx.meta),
+        })
+        .collect();
+    Some(BlockInput {
+        slot,
+        parent_slot: block.parent_slot,
+        block_time: block.block_time.unwrap_or(0),
+        block_height: block.block_height,
+        entries: vec![EntryInput {
+            num_hashes: 1,
+            hash: block.blockhash,
+            transactions,
+        }],
+        rewards: None,
+    })
+}
+
+/// The whole chain as the epoch-0 CAR the archive publishes (blocks in slot order, Epoch root);
+/// returns the bytes and the number of blocks written.
+pub fn chain_car() -> Result<(Vec<u8>, usize), WriteError> {
+    let (first, last) = chain_slots().unwrap_or((1, 0));
+    let mut writer = CarWriter::new(
+        std::io::Cursor::new(Vec::new()),
+        RootKind::Epoch(0),
+        WriterOptions::default(),
+    )?;
+    let mut written = 0;
+    for block in (first..=last).filter_map(block_input) {
+        writer.write_block(&block)?;
+        written += 1;
+    }
+    let (_, out) = writer.finish()?;
+    Ok((out.into_inner(), written))
 }
 
 fn transaction(tx: &Value) -> Option<FixtureTransaction> {

@@ -57,7 +57,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if tokens.enabled() {
         info!("access tokens required (gRPC x-token, HTTP x-token or Bearer)");
     }
-    if !config.streams() {
+    // Decided on the configuration as given, before the samples add an archive and a store.
+    let streams = config.streams();
+    if config.samples() {
+        crate::samples::prepare(&config.data.dir)?.apply(&mut config);
+    }
+    if !streams {
         return serve_http_only(&config, &tokens);
     }
     let shutdown = Arc::new(AtomicBool::new(false));

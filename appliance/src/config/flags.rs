@@ -55,6 +55,10 @@ pub struct RunArgs {
     /// is given without a shred source [default: auto].
     #[arg(long = "stream", value_enum)]
     pub stream: Option<super::StreamMode>,
+    /// The bundled archive and insights samples: auto (served when no shred source, archive or
+    /// upstream is given) or off [default: auto].
+    #[arg(long = "samples", value_enum)]
+    pub samples: Option<super::SamplesMode>,
     /// How transactions leave the deshredder: each as soon as its bytes are complete
     /// (incremental) or with its whole entry batch (batch) [default: incremental].
     #[arg(long = "deshred", value_enum)]
@@ -210,6 +214,9 @@ impl RunArgs {
         }
         if let Some(mode) = self.stream {
             config.sources.stream = mode;
+        }
+        if let Some(mode) = self.samples {
+            config.sources.samples = mode;
         }
         if let Some(mode) = self.deshred {
             config.decoder.incremental = mode == DeshredMode::Incremental;

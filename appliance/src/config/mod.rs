@@ -14,7 +14,7 @@ mod validate;
 
 pub use sections::{
     Archive, Auth, Cluster, Data, Decoder, Grpc, GrpcCodec, Http, Insights, Log, LogFormat,
-    LookupTables, Programs, Replay, Sources, StreamMode, Workers,
+    LookupTables, Programs, Replay, SamplesMode, Sources, StreamMode, Workers,
 };
 
 use decoder::DecoderConfig;
@@ -84,14 +84,25 @@ impl Config {
             StreamMode::On => true,
             StreamMode::Off => false,
             StreamMode::Auto => {
-                let shred_source = !self.sources.udp.is_empty()
-                    || !self.sources.xdp.is_empty()
-                    || self.replay.file.is_some();
-                let http_product =
-                    !self.archive.sources.is_empty() || self.archive.upstream.is_some();
-                shred_source || !http_product
+                let http_product = !self.archive.sources.is_empty()
+                    || self.archive.upstream.is_some()
+                    || self.insights.db.is_some();
+                self.has_shred_source() || !http_product
             }
         }
+    }
+
+    /// Whether `run` serves the bundled archive and insights samples: only on the embedded
+    /// default (no shred source, archive or upstream), unless `[sources] samples = "off"`.
+    pub fn samples(&self) -> bool {
+        self.sources.samples == SamplesMode::Auto
+            && !self.has_shred_source()
+            && self.archive.sources.is_empty()
+            && self.archive.upstream.is_none()
+    }
+
+    fn has_shred_source(&self) -> bool {
+        !self.sources.udp.is_empty() || !self.sources.xdp.is_empty() || self.replay.file.is_some()
     }
 
     /// The decoder core's configuration.

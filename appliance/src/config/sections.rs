@@ -24,12 +24,26 @@ pub enum StreamMode {
     Off,
 }
 
+/// Whether `run` with nothing to serve but the embedded replay also serves the bundled samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SamplesMode {
+    /// When no shred source, archive or upstream is given (the embedded default): the archive
+    /// serves the bundled epoch-0 pieces and insights the bundled sample chain.
+    #[default]
+    Auto,
+    /// Never.
+    Off,
+}
+
 /// Where shreds come from. With no source at all, the embedded replay runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Sources {
     /// Whether to receive and stream shreds at all: `auto`, `on`, `off`.
     pub stream: StreamMode,
+    /// The embedded default's archive and insights samples: `auto`, `off` (docs/samples.md).
+    pub samples: SamplesMode,
     /// Batched-UDP sources (`ADDR:PORT`), one receive thread each.
     pub udp: Vec<SocketAddr>,
     /// AF_XDP sources (`IFACE:PORT`), one pinned receive thread per NIC queue.
@@ -59,6 +73,7 @@ impl Default for Sources {
     fn default() -> Self {
         Self {
             stream: StreamMode::Auto,
+            samples: SamplesMode::Auto,
             udp: Vec::new(),
             xdp: Vec::new(),
             receive_batch: 64,

@@ -12,6 +12,15 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// A data directory of its own for one `appliance run` (`--data-dir`), under cargo's scratch
+/// directory for integration tests (`target/tmp`): never the checkout's `data/`, which
+/// processes running at once would share (the stores in it are locked by one process).
+pub fn scratch_data_dir() -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("data-{}-{n}", std::process::id()))
+}
+
 /// A loopback TCP address no listener holds now (for `--grpc`, `--http`).
 pub fn free_tcp_address() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0")
