@@ -12,6 +12,9 @@ apt_packages=(
   python3
   python3-venv  # the Python gRPC client test's virtualenv
   openssl       # test certificates for the gRPC TLS test
+  chromium         # the operator console's browser test (scripts/console-test.sh), headless
+  chromium-driver  # its WebDriver (chromedriver), driven by Selenium
+  curl             # the client scripts wait for /health with it
 )
 # promtool (scripts/promtool-check.sh checks /metrics with it) comes in Debian's prometheus package.
 if ! command -v promtool >/dev/null 2>&1; then
