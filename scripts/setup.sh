@@ -12,7 +12,9 @@ apt_packages=(
   python3
   python3-venv  # the Python gRPC client test's virtualenv
   openssl       # test certificates for the gRPC TLS test
-  curl          # the README's archive and insights commands
+  chromium         # the operator console's browser test (scripts/console-test.sh), headless
+  chromium-driver  # its WebDriver (chromedriver), driven by Selenium
+  curl             # the README's archive and insights commands; the client scripts wait for /health with it
 )
 # promtool (scripts/promtool-check.sh checks /metrics with it) comes in Debian's prometheus package.
 if ! command -v promtool >/dev/null 2>&1; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README): the whole workspace's tests, the Python and Node gRPC client tests,
-# the web3.js / solana-py JSON-RPC archive clients, promtool on /metrics,
+# the web3.js / solana-py JSON-RPC archive clients, promtool on /metrics, the console in a headless browser,
 # then every fuzz target for a bounded time. FUZZ_SECONDS sets the time per target (default 20; 0 skips fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +24,8 @@ bash scripts/node-client-test.sh
 bash scripts/rpc-client-test.sh
 # /metrics of a running appliance (archive, insights, stream) under `promtool check metrics`.
 bash scripts/promtool-check.sh
+# The operator console (GET /) in headless chromium: charts drawn, console clean, nothing external.
+bash scripts/console-test.sh
 # The insights API under schemathesis (OpenAPI-driven random queries): never a 5xx.
 bash scripts/insights-fuzz.sh
 fuzz_seconds="${FUZZ_SECONDS:-20}"

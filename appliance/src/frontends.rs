@@ -1,6 +1,7 @@
 //! The HTTP address's frontends: `/health` and `/metrics` (every family of the appliance), the
-//! JSON-RPC archive at `POST /` (with `--archive` or `--upstream`) and the insights API under
-//! `/v1` (ingesting with `--upstream`), served by one actix server on its own thread.
+//! operator console at `GET /` (its stats from [`crate::console`]), the JSON-RPC archive at
+//! `POST /` (with `--archive` or `--upstream`) and the insights API under `/v1` (ingesting with
+//! `--upstream`), served by one actix server on its own thread.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -15,6 +16,7 @@ use tracing::info;
 use crate::cluster::TrustStatus;
 use crate::cluster::lookup_tables::LookupTables;
 use crate::config::Config;
+use crate::console::ConsoleSources;
 use crate::metrics::Metrics;
 
 /// The running HTTP server and the insights ingest, stopped together.
@@ -102,10 +104,17 @@ pub fn start_http(
             "serving the JSON-RPC archive at POST /"
         );
     }
-    let connections = Arc::clone(&options.connections);
-    let render = metrics_renderer(stream, (tokens, connections), rpc);
     let (insights_mount, insights) = start_insights(config, &trust)?;
     options.mounts.push(insights_mount);
+    options.console = Some(crate::console::renderer(ConsoleSources {
+        stream: stream.as_ref().map(|stream| Arc::clone(&stream.metrics)),
+        archive: rpc.clone(),
+        insights: insights
+            .as_ref()
+            .map(|insights| Arc::clone(insights.shared())),
+    }));
+    let connections = Arc::clone(&options.connections);
+    let render = metrics_renderer(stream, (tokens, connections), rpc);
     let address = config.http.address;
     let http = front::http::serve(
         address,

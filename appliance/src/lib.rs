@@ -9,6 +9,7 @@
 //! - [`grpc`], [`frontends`]: serving the stream, and the HTTP address (archive, insights,
 //!   health, metrics).
 //! - [`metrics`]: every Prometheus family of the appliance.
+//! - [`console`]: the operator console's stats document (the page is `front::console`).
 
 // Unsafe code lives only in the receive backends (`receive::{sockopt, udp, xdp}`), the lock-free
 // worker ring (`pipeline::ring`), the replay's sendmmsg (`replay::send`) and
@@ -19,6 +20,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod console;
 #[allow(unsafe_code)] // getrlimit/setrlimit
 pub mod fd_limit;
 pub mod frontends;

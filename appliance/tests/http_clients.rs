@@ -250,3 +250,74 @@ fn post_without_an_archive_is_a_json_rpc_error() {
     let answer: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["error"]["code"], -32700);
 }
+
+#[test]
+fn the_console_page_is_public_and_its_stats_need_the_token() {
+    let (_appliance, http) = start(&["--auth-token", "sesame"]);
+    // The page and its assets: no token (a browser's navigation carries none), compiled in.
+    let (status, headers, body) = request(http, "GET", "/", &[], "");
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+    assert_eq!(headers["cache-control"], "no-cache");
+    assert!(headers["content-security-policy"].contains("default-src 'none'"));
+    assert!(body.contains("/console/console.js") && body.contains("/console/console.css"));
+    for (path, kind) in [
+        ("/console/console.js", "text/javascript; charset=utf-8"),
+        ("/console/console.css", "text/css; charset=utf-8"),
+    ] {
+        let (status, headers, body) = request(http, "GET", path, &[], "");
+        assert_eq!((status, headers["content-type"].as_str()), (200, kind));
+        assert!(!body.is_empty());
+        let etag = headers["etag"].clone();
+        let (status, _, body) = request(http, "GET", path, &[("If-None-Match", &etag)], "");
+        assert_eq!((status, body.as_str()), (304, ""), "{path}");
+    }
+    // The stats carry the counters: a token, like /metrics.
+    let (status, _, _) = request(http, "GET", "/console/stats", &[], "");
+    assert_eq!(status, 401);
+    let token = ("x-token", "sesame");
+    let (status, headers, body) = request(http, "GET", "/console/stats", &[token], "");
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(headers["cache-control"], "no-store");
+    let stats: Value = serde_json::from_str(&body).unwrap();
+    assert!(stats["unix_ms"].as_u64().unwrap() > 0);
+    assert!(
+        stats["archive"].is_null() && stats["insights"].is_null(),
+        "{stats}"
+    );
+    let stream = &stats["stream"];
+    let source = stream["sources"][0]["name"].as_str().unwrap();
+    assert!(source.starts_with("udp 127.0.0.1:"), "{source}");
+    let stages: Vec<&str> = stream["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|stage| {
+            let bounds = stage["bounds_us"].as_array().unwrap().len();
+            assert_eq!(stage["counts"].as_array().unwrap().len(), bounds + 1);
+            stage["stage"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(stages.last(), Some(&"first_read_to_publish"));
+    for key in [
+        "transactions",
+        "updates_published",
+        "subscribers",
+        "updates_dropped",
+    ] {
+        assert!(stream[key].is_u64(), "{key}: {stream}");
+    }
+    // `/` is still the JSON-RPC endpoint for POST, and other verbs still get its 405.
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"getSlot"}"#;
+    let (status, _, body) = request(http, "POST", "/", &[JSON, token], call);
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"]["code"],
+        -32601
+    );
+    let (status, _, _) = request(http, "POST", "/", &[JSON], call);
+    assert_eq!(status, 401);
+    let (status, _, _) = request(http, "DELETE", "/", &[token], "");
+    assert_eq!(status, 405);
+}

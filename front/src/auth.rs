@@ -3,7 +3,8 @@
 //! `Authorization: Bearer <token>`; anything else gets `UNAUTHENTICATED` / HTTP 401.
 //!
 //! `/health` stays open so that load balancers and systemd probes need no secret; it reveals
-//! nothing but liveness. Tokens are compared in constant time.
+//! nothing but liveness. So do the console's page and assets (`crate::console::is_public`: static
+//! files, no data); its stats need a token like `/metrics`. Tokens are compared in constant time.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,12 +112,13 @@ fn presented_http_token(request: &ServiceRequest) -> Option<&[u8]> {
 }
 
 /// actix middleware (`middleware::from_fn`): 401 with a JSON body unless the request carries an
-/// accepted token or asks for `/health`.
+/// accepted token or asks for `/health` or the console's page.
 pub async fn http_middleware(
     request: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let admitted = request.path() == "/health"
+        || crate::console::is_public(request.method(), request.path())
         || request
             .app_data::<web::Data<Arc<TokenSet>>>()
             .is_none_or(|tokens| tokens.admits(presented_http_token(&request)));

@@ -1,5 +1,6 @@
-//! The HTTP frontend (actix-web) on the appliance's HTTP address: `/health` and `/metrics`, plus
-//! the frontends mounted on it (the JSON-RPC archive at `POST /`, the insights API under `/v1`).
+//! The HTTP frontend (actix-web) on the appliance's HTTP address: `/health` and `/metrics`, the
+//! operator console (`GET /`, [`crate::console`]), plus the frontends mounted on it (the JSON-RPC
+//! archive at `POST /`, the insights API under `/v1`).
 //!
 //! actix runs its own single-threaded system on a dedicated thread, apart from the tonic runtime;
 //! the server stops when `shutdown` resolves. Metrics are rendered by a callback the appliance
@@ -20,6 +21,7 @@ use tracing::debug;
 use crate::auth::{self, TokenSet};
 use crate::body_deadline::DeadlinePayload;
 use crate::conn_cap::PerIpCap;
+use crate::console::{self, StatsRenderer};
 use crate::cors::{self, CorsPolicy};
 
 /// Renders the Prometheus text exposition of every metric.
@@ -50,6 +52,8 @@ pub struct HttpOptions {
     pub connections: Arc<PerIpCap>,
     /// Most connections open from one address; one more is closed at connect.
     pub max_connections_per_ip: usize,
+    /// The console's stats document; none = no console (`GET /` is left to the mounts).
+    pub console: Option<StatsRenderer>,
 }
 
 /// `[http] max_connections_per_ip` unless configured.
@@ -94,6 +98,7 @@ impl Default for HttpOptions {
             cors: CorsPolicy::default(),
             connections: Arc::default(),
             max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
+            console: None,
         }
     }
 }
@@ -165,6 +170,7 @@ pub fn serve(
                     health: options.health,
                 };
                 let mounts = options.mounts;
+                let console = options.console;
                 let tokens = options.tokens;
                 let deadlines = options.deadlines;
                 let cors = Arc::new(options.cors);
@@ -176,6 +182,11 @@ pub fn serve(
                         .app_data(web::Data::new(Arc::clone(&cors)))
                         .route("/health", web::get().to(health))
                         .route("/metrics", web::get().to(metrics));
+                    if let Some(stats) = &console {
+                        // Before the mounts: `GET /` is the page, `POST /` falls through to them.
+                        let stats = Arc::clone(stats);
+                        app = app.configure(move |config| console::configure(config, stats));
+                    }
                     for mount in &mounts {
                         app = app.configure(|config| mount(config));
                     }

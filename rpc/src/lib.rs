@@ -7,7 +7,7 @@
 //! Modules, from the wire inwards: [`service`] (HTTP, rate limit, routing, batches),
 //! [`envelope`] (JSON-RPC framing), [`params`] (the methods' parameters), [`methods`] (answers
 //! from the store), [`encode`] / [`parsed`] / [`tx_error`] (the validator's JSON shapes),
-//! [`upstream`] (the upstream client), [`rate_limit`], [`metrics`], [`memory_store`] (an
+//! [`upstream`] (the upstream client), [`rate_limit`], [`metrics`] and [`latency`], [`memory_store`] (an
 //! in-memory store for tests and benchmarks), and [`absent`] (`POST /` when no archive is served).
 
 pub mod absent;
@@ -16,6 +16,7 @@ mod damage_log;
 pub mod encode;
 pub mod envelope;
 pub mod error;
+pub mod latency;
 pub mod memory_store;
 pub mod methods;
 pub mod metrics;

@@ -1,11 +1,13 @@
 //! Counters of the JSON-RPC frontend, rendered in the Prometheus text format and appended to the
 //! appliance's `/metrics`: calls by method and outcome, proxied calls, upstream failures, store
-//! errors, rate-limit refusals and the number of tracked clients.
+//! errors, rate-limit refusals, the number of tracked clients and the requests' latency
+//! ([`crate::latency`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use front::exposition::{Kind, family, sample, single};
 
+use super::latency::RequestLatency;
 use super::rate_limit::RateLimiter;
 
 /// Methods counted by name; everything else counts as `other`.
@@ -52,6 +54,8 @@ pub struct RpcMetrics {
     upstream_failures: AtomicU64,
     store_errors: AtomicU64,
     http_requests: AtomicU64,
+    /// Duration of each `POST /` request.
+    pub latency: RequestLatency,
 }
 
 impl RpcMetrics {
@@ -74,6 +78,20 @@ impl RpcMetrics {
 
     pub fn count_http_request(&self) {
         self.http_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// HTTP requests to `POST /`.
+    pub fn http_requests(&self) -> u64 {
+        self.http_requests.load(Ordering::Relaxed)
+    }
+
+    /// Calls counted, every method and outcome.
+    pub fn calls_total(&self) -> u64 {
+        self.calls
+            .iter()
+            .flatten()
+            .map(|count| count.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Calls counted for `method` (a name of [`METHODS`]) with `outcome`.
@@ -139,5 +157,6 @@ impl RpcMetrics {
         ] {
             single(out, name, Kind::Gauge, Some(help), value);
         }
+        self.latency.render(out);
     }
 }

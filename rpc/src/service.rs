@@ -101,14 +101,22 @@ fn single_error(error: &RpcError) -> Vec<u8> {
     out
 }
 
+/// `POST /`: counts the request and its latency around [`answer`].
 async fn handle(
     request: HttpRequest,
     body: web::Bytes,
     frontend: web::Data<Frontend>,
 ) -> HttpResponse {
+    let started = Instant::now();
+    frontend.shared.metrics.count_http_request();
+    let response = answer(&request, &body, &frontend).await;
+    frontend.shared.metrics.latency.record(started.elapsed());
+    response
+}
+
+async fn answer(request: &HttpRequest, body: &web::Bytes, frontend: &Frontend) -> HttpResponse {
     let shared = &frontend.shared;
-    shared.metrics.count_http_request();
-    if !is_json(&request) {
+    if !is_json(request) {
         return HttpResponse::UnsupportedMediaType()
             .content_type("application/json")
             .body(r#"{"error":{"code":"unsupported_media_type","message":"Content-Type must be application/json"}}"#);
@@ -116,13 +124,13 @@ async fn handle(
     let client = request
         .peer_addr()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |address| address.ip());
-    let parsed = envelope::parse_body(&body);
+    let parsed = envelope::parse_body(body);
     let now = Instant::now();
     let entries = match parsed {
         Ok(Body::Batch(entries)) => entries,
         Ok(Body::Single(entry)) => {
             return match shared.limiter.check(client, 1, now) {
-                Verdict::Allowed => frontend.single(entry, &body).await,
+                Verdict::Allowed => frontend.single(entry, body).await,
                 verdict => rate_limited(retry_after_secs(verdict)),
             };
         }
@@ -140,7 +148,7 @@ async fn handle(
         verdict => Some(retry_after_secs(verdict)),
     };
     frontend
-        .batch(entries, grant.granted as usize, refused, &body)
+        .batch(entries, grant.granted as usize, refused, body)
         .await
 }
 

@@ -9,6 +9,8 @@
 //!
 //! Latency histograms cover each stage between the `ServerTiming` stamps of published updates,
 //! with fixed buckets from 10 µs to 100 ms.
+//!
+//! [`console`] reads the same counters as JSON for the operator console.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -23,6 +25,7 @@ use ::stream::encode::DecodeStats;
 use front::exposition::{Kind, family, sample, single};
 use stream_proto::stream::ServerTiming;
 
+pub mod console;
 mod worker_text;
 use worker_text::{
     by_label, counter, render_batches, render_decode, render_latency, render_shreds,
