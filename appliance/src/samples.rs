@@ -124,8 +124,15 @@ fn backfill_once(chain: &Path, store_path: &Path) -> anyhow::Result<()> {
     ) else {
         anyhow::bail!("the sample chain {} holds no block", chain.display());
     };
-    let progress = backfill(&archive, &store, &Limits::default(), first, last, &mut |_| {})
-        .with_context(|| format!("backfilling the sample chain {first}..={last}"))?;
+    let progress = backfill(
+        &archive,
+        &store,
+        &Limits::default(),
+        first,
+        last,
+        &mut |_| {},
+    )
+    .with_context(|| format!("backfilling the sample chain {first}..={last}"))?;
     info!(
         blocks = progress.blocks,
         snapshots = progress.snapshots,

@@ -115,6 +115,7 @@ async fn stream_serves(grpc: SocketAddr) {
     let request = SubscribeRequest {
         subscriptions: Default::default(),
         ping_id: None,
+        ..Default::default()
     };
     let mut updates = client
         .subscribe_decoded(tokio_stream::iter([request]).chain(tokio_stream::pending()))

@@ -60,7 +60,8 @@ fn rpc(http: SocketAddr, method: &str, params: Value) -> Value {
 fn wait_healthy(http: SocketAddr) -> Duration {
     let start = Instant::now();
     loop {
-        let up = std::net::TcpStream::connect(http).is_ok() && http_get(http, "/health", &[]).0 == 200;
+        let up =
+            std::net::TcpStream::connect(http).is_ok() && http_get(http, "/health", &[]).0 == 200;
         if up {
             return start.elapsed();
         }
@@ -91,7 +92,12 @@ fn check_insights(http: SocketAddr) {
         &std::fs::read(testkit::insights_fixture::fixture_dir().join("expected.json")).unwrap(),
     )
     .unwrap();
-    let mut want = expected["history"].as_array().unwrap().last().unwrap().clone();
+    let mut want = expected["history"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     // Congestion needs the live tip's timing; a window restored from a store has none.
     want.as_object_mut().unwrap().remove("congestion");
     assert_matches(&actual, &want, "/v1/block50");
@@ -105,7 +111,11 @@ fn check_stream(grpc: SocketAddr) {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
 }
 

@@ -59,6 +59,7 @@ fn everything() -> SubscribeRequest {
     SubscribeRequest {
         subscriptions: Default::default(),
         ping_id: None,
+        ..Default::default()
     }
 }
 

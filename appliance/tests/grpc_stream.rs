@@ -113,6 +113,7 @@ async fn filtered_stream_end_to_end() {
         .send(SubscribeRequest {
             subscriptions: [("pump".to_owned(), filter)].into(),
             ping_id: Some(7),
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -138,6 +139,7 @@ async fn filtered_stream_end_to_end() {
         .subscribe_decoded(tokio_stream::iter([SubscribeRequest {
             subscriptions: [("bad".to_owned(), bad)].into(),
             ping_id: None,
+            ..Default::default()
         }]))
         .await;
     let status = match outcome {
@@ -294,6 +296,7 @@ async fn embedded_default_streams_the_bundled_replay() {
     let request = SubscribeRequest {
         subscriptions: Default::default(),
         ping_id: None,
+        ..Default::default()
     };
     let mut updates = client
         .subscribe_decoded(tokio_stream::iter([request]))
@@ -376,6 +379,7 @@ async fn slow_subscriber_is_cut_while_a_fast_one_continues() {
     let request = || SubscribeRequest {
         subscriptions: Default::default(),
         ping_id: None,
+        ..Default::default()
     };
     let mut slow_client = connect(grpc).await;
     let mut slow = slow_client
@@ -473,6 +477,7 @@ async fn streams_beyond_max_subscribers_are_refused() {
         )]
         .into(),
         ping_id: Some(1),
+        ..Default::default()
     };
     let mut client = connect(grpc).await;
     let mut open = Vec::new();

@@ -124,6 +124,7 @@ async fn subscribe(
         let request = SubscribeRequest {
             subscriptions,
             ping_id,
+            ..Default::default()
         };
         requests.send(request).await.unwrap();
     }

@@ -267,6 +267,7 @@ async fn publish_with(
     let request = SubscribeRequest {
         subscriptions: filters,
         ping_id: Some(1),
+        ..Default::default()
     };
     let mut updates = client
         .subscribe_decoded(tokio_stream::iter([request]).chain(tokio_stream::pending()))

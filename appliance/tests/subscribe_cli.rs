@@ -17,22 +17,34 @@ use serde_json::Value;
 
 /// `appliance subscribe --endpoint http://GRPC` with `extra`, killed after 60 s.
 fn subscribe(grpc: SocketAddr, extra: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_appliance"))
+    let child = Command::new(env!("CARGO_BIN_EXE_appliance"))
         .args(["subscribe", "--endpoint", &format!("http://{grpc}")])
         .args(extra)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    // Output is read while the child runs (more than a pipe's worth would otherwise block it);
+    // a watchdog kills it after a minute.
+    let pid = child.id().to_string();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let done = std::sync::Arc::clone(&done);
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                if Instant::now() > deadline {
+                    let _ = Command::new("kill").args(["-9", &pid]).status();
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let output = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::Release);
+    watchdog.join().unwrap();
+    output
 }
 
 fn wait_healthy(http: SocketAddr) {
@@ -70,6 +82,37 @@ fn subscribe_prints_filtered_updates_counts_and_reports() {
     assert_eq!(transactions, 5, "{updates:?}");
     let first = updates.iter().find_map(|u| u.get("transaction")).unwrap();
     assert!(first["signature"].is_string() && first["serverTiming"].is_object());
+
+    // --from-slot: the first transaction seen comes again (same sequence, same signature) among
+    // the kept updates of its slot.
+    let slot = first["slot"].as_str().unwrap();
+    let sequence = updates
+        .iter()
+        .find(|u| u.get("transaction") == Some(first))
+        .and_then(|u| u["sequence"].as_str())
+        .unwrap();
+    let again = subscribe(
+        grpc,
+        &["--token", "tok", "--count", "400", "--from-slot", slot],
+    );
+    assert!(again.status.success(), "{again:?}");
+    let replayed: Vec<Value> = lines(&again)
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let first_replayed = replayed
+        .iter()
+        .find_map(|u| u["transaction"]["slot"].as_str());
+    assert_eq!(
+        first_replayed,
+        Some(slot),
+        "the replay starts at the asked slot"
+    );
+    let same = replayed
+        .iter()
+        .find(|u| u["sequence"].as_str() == Some(sequence))
+        .expect("the transaction seen first is replayed");
+    assert_eq!(same["transaction"]["signature"], first["signature"]);
 
     let compact = subscribe(
         grpc,

@@ -158,6 +158,7 @@ async fn two_workers_decode_like_appliance_decode() {
     let request = SubscribeRequest {
         subscriptions: Default::default(),
         ping_id: None,
+        ..Default::default()
     };
     let mut updates = client
         .subscribe_decoded(tokio_stream::iter([request]))

@@ -223,6 +223,7 @@ fn transactions(universe: &Universe, count: usize, rng: &mut Rng) -> Vec<Subscri
             };
             SubscribeUpdate {
                 update: Some(update),
+                ..Default::default()
             }
         })
         .collect()

@@ -3,7 +3,10 @@ subscribing to a running appliance (its embedded default replay) with a filter.
 
 Checks: the pong answers the ping first; transactions carry the filter id, the selected program
 and instruction with its decoded arguments, a 64-byte signature and six non-decreasing timing
-stamps; slot notifications arrive; an invalid filter is refused with INVALID_ARGUMENT naming it.
+stamps; slot notifications arrive; an invalid filter is refused with INVALID_ARGUMENT naming it;
+a stream resumed with from_slot (an addition to the specification) replays every update of that
+slot it had seen, then goes on, with increasing sequence numbers (the gap-free seam itself is
+checked by appliance/tests/resume.rs).
 Usage: client_test.py HOST:PORT
 """
 
@@ -73,6 +76,43 @@ def refused(stub):
     raise AssertionError("an invalid filter was accepted")
 
 
+def read(updates, count):
+    """(sequence, slot) of the next `count` updates (pongs have neither)."""
+    seen = []
+    for update in updates:
+        kind = update.WhichOneof("update")
+        if kind == "slot":
+            slot = update.slot.slot
+        elif kind == "transaction":
+            slot = update.transaction.slot
+        elif kind == "delta":
+            slot = update.delta.envelope.slot
+        else:
+            slot = getattr(update, kind).slot
+        assert update.sequence > 0, update
+        seen.append((update.sequence, slot))
+        if len(seen) >= count:
+            break
+    return seen
+
+
+def resumed(stub):
+    first = stub.SubscribeDecoded(iter([stream_pb2.SubscribeRequest()]), timeout=60)
+    before = read(first, 300)
+    first.cancel()
+    from_slot = before[-1][1]
+    again = stub.SubscribeDecoded(iter([stream_pb2.SubscribeRequest(from_slot=from_slot)]), timeout=60)
+    after = read(again, 600)
+    again.cancel()
+    sequences = [sequence for sequence, _ in after]
+    assert sequences == sorted(set(sequences)), "the resumed stream repeats or reorders"
+    assert all(slot >= from_slot for _, slot in after[:10]), after[:10]
+    asked_again = {sequence for sequence, slot in before if slot >= from_slot}
+    assert asked_again <= set(sequences), "an update of the asked slot was not replayed"
+    assert sequences[-1] > before[-1][0], "the resumed stream goes on past the cut"
+    return len(asked_again), from_slot
+
+
 def main():
     address = sys.argv[1]
     channel = grpc.insecure_channel(address)
@@ -80,7 +120,11 @@ def main():
     stub = stream_pb2_grpc.StreamStub(channel)
     transactions = subscribe(stub, address)
     refused(stub)
-    print(f"python client: ok ({transactions} filtered transactions, INVALID_ARGUMENT checked)")
+    repeated, from_slot = resumed(stub)
+    print(
+        f"python client: ok ({transactions} filtered transactions, INVALID_ARGUMENT checked, "
+        f"resumed from slot {from_slot} with {repeated} updates of it replayed)"
+    )
 
 
 if __name__ == "__main__":

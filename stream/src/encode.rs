@@ -63,6 +63,7 @@ pub fn encode_resolved(
     if decoded.routes.is_empty() {
         return vec![stream::SubscribeUpdate {
             update: Some(Update::Transaction(envelope)),
+            ..Default::default()
         }];
     }
     decoded
@@ -75,6 +76,7 @@ pub fn encode_resolved(
                 envelope.clone(),
                 loaded,
             ))),
+            ..Default::default()
         })
         .collect()
 }
@@ -95,6 +97,7 @@ pub fn transaction_updates(
 pub fn slot_notification(slot: u64) -> stream::SubscribeUpdate {
     stream::SubscribeUpdate {
         update: Some(Update::Slot(stream::SlotNotification { slot })),
+        ..Default::default()
     }
 }
 
@@ -106,6 +109,7 @@ pub fn slot_footer(slot: u64, producer_time_ns: u64, user_agent: &[u8]) -> strea
             producer_time_unix_nanos: producer_time_ns,
             producer_user_agent: String::from_utf8_lossy(user_agent).into_owned(),
         })),
+        ..Default::default()
     }
 }
 
@@ -123,6 +127,7 @@ pub fn duplicate_block(
             first_merkle_root: first_root.to_vec(),
             second_merkle_root: second_root.to_vec(),
         })),
+        ..Default::default()
     }
 }
 

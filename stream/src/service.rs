@@ -15,6 +15,11 @@
 //!   `INVALID_ARGUMENT` naming the filter and value (nothing of it is applied). A pure ping keeps
 //!   the filters. The next update the session sends already reflects the new filters.
 //! - `ping_id` is answered with `pong` before any update produced under that request.
+//! - `from_slot` (with the filters of the same request) first replays the recent-slot buffer's
+//!   updates of slots from it, through the filters, in publish order, then the live stream without
+//!   gap or repeat (`fanout::recent`); `OUT_OF_RANGE` when updates of that slot were evicted
+//!   (`FAILED_PRECONDITION` when the server keeps no recent slots). A stream too slow to catch up
+//!   is cut as a lagging one. A later request with `from_slot` starts over from that slot.
 //! - Slot notifications go to every started session. Each transaction or delta update carries the
 //!   ids of the matching filters (and, for deltas, the matching legs) and
 //!   `server_timing.subscriber_recv`, stamped when the session takes it off its queue (never
@@ -48,7 +53,9 @@ use tokio::sync::watch;
 use tokio_stream::Stream;
 use tonic::{Status, Streaming};
 
-use crate::fanout::{Hub, LagObserver, OutboundUpdate, QueueBounds, Subscriber};
+use crate::fanout::{
+    Hub, LagObserver, OutboundUpdate, QueueBounds, RecentBounds, ResumeError, Subscriber,
+};
 use crate::filter::{FilterLimits, Filters};
 use crate::timing::unix_nanos;
 use inbound::{Inbound, InboundReader};
@@ -66,15 +73,18 @@ pub enum DisconnectReason {
     InvalidRequest,
     Lagged,
     Shutdown,
+    /// `from_slot` older than the recent-slot buffer (or resuming is off).
+    ResumeRefused,
 }
 
 impl DisconnectReason {
-    pub const ALL: [DisconnectReason; 5] = [
+    pub const ALL: [DisconnectReason; 6] = [
         Self::ClientClosed,
         Self::InvalidFilter,
         Self::InvalidRequest,
         Self::Lagged,
         Self::Shutdown,
+        Self::ResumeRefused,
     ];
 
     pub const fn label(self) -> &'static str {
@@ -84,6 +94,7 @@ impl DisconnectReason {
             Self::InvalidRequest => "invalid_request",
             Self::Lagged => "lagged",
             Self::Shutdown => "shutdown",
+            Self::ResumeRefused => "resume_refused",
         }
     }
 }
@@ -140,10 +151,18 @@ impl Feed {
         }
     }
 
-    /// Sessions' queues bounded by `bounds` (updates, bytes, age of the oldest).
+    /// Sessions' queues bounded by `bounds` (updates, bytes, age of the oldest); no resume.
     pub fn with_bounds(bounds: QueueBounds) -> Self {
         Self {
             hub: Hub::with_bounds(bounds),
+        }
+    }
+
+    /// As [`Feed::with_bounds`], keeping the updates of the recent slots `recent` allows for
+    /// streams that resume (`from_slot`).
+    pub fn with_recent(bounds: QueueBounds, recent: RecentBounds) -> Self {
+        Self {
+            hub: Hub::with_recent(bounds, recent),
         }
     }
 
@@ -328,7 +347,9 @@ fn session(
                             break;
                         }
                     };
-                    let pure_ping = request.ping_id.is_some() && request.subscriptions.is_empty();
+                    let pure_ping = request.ping_id.is_some()
+                        && request.subscriptions.is_empty()
+                        && request.from_slot.is_none();
                     if !pure_ping {
                         match Filters::compile(&request.subscriptions, &limits) {
                             Ok(compiled) => subscriber.replace(compiled),
@@ -338,6 +359,13 @@ fn session(
                                 break;
                             }
                         }
+                    }
+                    if let Some(from_slot) = request.from_slot
+                        && let Err(error) = subscriber.resume(from_slot)
+                    {
+                        place.ended(DisconnectReason::ResumeRefused);
+                        yield Err(resume_status(&error));
+                        break;
                     }
                     if let Some(ping_id) = request.ping_id {
                         yield Ok(OutboundUpdate::pong(ping_id));
@@ -369,6 +397,16 @@ fn session(
                     }
                 }
             }
+        }
+    }
+}
+
+/// The status ending a stream whose `from_slot` cannot be served.
+fn resume_status(error: &ResumeError) -> Status {
+    match error {
+        ResumeError::TooOld { .. } => Status::out_of_range(error.to_string()),
+        ResumeError::Disabled | ResumeError::Overtaken { .. } => {
+            Status::failed_precondition(error.to_string())
         }
     }
 }

@@ -158,6 +158,7 @@ fn update() -> impl Strategy<Value = SubscribeUpdate> {
     ]
     .prop_map(|update| SubscribeUpdate {
         update: Some(update),
+        ..Default::default()
     })
 }
 
@@ -418,6 +419,7 @@ fn queued_updates_follow_the_new_filters() {
             }],
             ..Default::default()
         })),
+        ..Default::default()
     };
     hub.publish(with_key(0, 1));
     hub.publish(with_key(0, 2));

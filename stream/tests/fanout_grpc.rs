@@ -57,6 +57,7 @@ fn request(filters: &[(&str, ProgramFilter)], ping_id: Option<i32>) -> Subscribe
             .map(|(id, filter)| ((*id).to_owned(), filter.clone()))
             .collect::<HashMap<_, _>>(),
         ping_id,
+        ..Default::default()
     }
 }
 
@@ -90,6 +91,7 @@ fn transaction(program: i32, name: &str, tx_index: u32, publish: u64) -> Subscri
             }),
             ..Default::default()
         })),
+        ..Default::default()
     }
 }
 
@@ -156,6 +158,7 @@ async fn filters_pongs_slots_and_replacement() {
     assert_eq!(next(&mut updates).await.update, Some(Update::Pong(9)));
     running.feed.publish(SubscribeUpdate {
         update: Some(Update::Slot(SlotNotification { slot: 43 })),
+        ..Default::default()
     });
     running.feed.publish(transaction(2, "buy", 5, now()));
     assert_eq!(

@@ -18,6 +18,7 @@ use stream_proto::stream::{
 fn slot(slot: u64) -> SubscribeUpdate {
     SubscribeUpdate {
         update: Some(Update::Slot(SlotNotification { slot })),
+        ..Default::default()
     }
 }
 
@@ -38,6 +39,7 @@ fn buy_with_keys(keys: &[[u8; 32]]) -> SubscribeUpdate {
             }],
             ..Default::default()
         })),
+        ..Default::default()
     }
 }
 

@@ -33,6 +33,7 @@ fn transaction(keys: &[u8], calls: &[(DexProgram, &str)]) -> SubscribeUpdate {
                 .collect(),
             ..Default::default()
         })),
+        ..Default::default()
     }
 }
 
@@ -57,6 +58,7 @@ fn delta(keys: &[u8], legs: &[(DexProgram, &str)]) -> SubscribeUpdate {
                 .collect(),
             ..Default::default()
         })),
+        ..Default::default()
     }
 }
 
@@ -224,6 +226,7 @@ fn slot_and_pong_updates_are_not_filtered() {
     let set = filters(&[("f", programs(&[DexProgram::AlphaFun]))]);
     let slot = SubscribeUpdate {
         update: Some(Update::Slot(stream::SlotNotification { slot: 5 })),
+        ..Default::default()
     };
     assert_eq!(set.matches(&slot), Some(Matched::default()));
 }

@@ -62,6 +62,7 @@ fn match_all() -> SubscribeRequest {
     SubscribeRequest {
         subscriptions: [("all".to_owned(), ProgramFilter::default())].into(),
         ping_id: Some(1),
+        ..Default::default()
     }
 }
 
@@ -80,6 +81,7 @@ fn transaction(tx_index: u32) -> SubscribeUpdate {
             }],
             ..Default::default()
         })),
+        ..Default::default()
     }
 }
 
@@ -207,6 +209,7 @@ async fn a_request_over_the_message_limit_ends_with_a_clear_status() {
     let huge = SubscribeRequest {
         subscriptions: [("x".repeat(5 << 20), ProgramFilter::default())].into(),
         ping_id: None,
+        ..Default::default()
     };
     requests.send(huge).await.unwrap();
     let status = tokio::time::timeout(Duration::from_secs(10), updates.next())
@@ -232,6 +235,7 @@ async fn an_oversized_filter_id_is_invalid_argument() {
     let request = SubscribeRequest {
         subscriptions: [("y".repeat(1 << 20), ProgramFilter::default())].into(),
         ping_id: None,
+        ..Default::default()
     };
     let (_requests, mut updates) = subscribe(&mut client, request).await;
     let status = updates.next().await.unwrap().unwrap_err();

@@ -83,6 +83,9 @@ pub enum Command {
         /// Stop after this many transactions.
         #[arg(long)]
         count: Option<u64>,
+        /// Resume: first the server's kept updates of slots from this one (docs/resume.md).
+        #[arg(long = "from-slot")]
+        from_slot: Option<u64>,
         /// A summary per second on standard error: rates and latency from the server's stamps.
         #[arg(long)]
         stats: bool,
@@ -184,6 +187,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             json: _,
             compact,
             count,
+            from_slot,
             stats,
         } => subscribe::run(&subscribe::SubscribeArgs {
             endpoint,
@@ -192,6 +196,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             filters,
             compact,
             count,
+            from_slot,
             stats,
         }),
         Command::Archive {

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 
 use decoder::LeaderSchedule;
 use front::redact::redact_url;
-use stream::fanout::QueueBounds;
+use stream::fanout::{QueueBounds, RecentBounds};
 use stream::filter::FilterLimits;
 use stream::service::{Feed, StreamMetrics};
 use tracing::info;
@@ -66,11 +66,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         return serve_http_only(&config, &tokens);
     }
     let shutdown = Arc::new(AtomicBool::new(false));
-    let feed = Feed::with_bounds(QueueBounds {
-        updates: config.grpc.subscriber_queue,
-        bytes: config.grpc.subscriber_queue_bytes,
-        max_age: std::time::Duration::from_secs(config.grpc.subscriber_queue_max_age_secs),
-    });
+    let feed = Feed::with_recent(
+        QueueBounds {
+            updates: config.grpc.subscriber_queue,
+            bytes: config.grpc.subscriber_queue_bytes,
+            max_age: std::time::Duration::from_secs(config.grpc.subscriber_queue_max_age_secs),
+        },
+        RecentBounds {
+            slots: config.grpc.recent_slots,
+            bytes: config.grpc.recent_bytes,
+        },
+    );
     let replaying = config.replay.file.is_some()
         || (config.sources.udp.is_empty() && config.sources.xdp.is_empty());
     let mut receive = open_sources(&config, replaying)?;

@@ -28,6 +28,8 @@ pub struct SubscribeArgs {
     pub filters: Vec<String>,
     pub compact: bool,
     pub count: Option<u64>,
+    /// `SubscribeRequest.from_slot`: resume from this slot.
+    pub from_slot: Option<u64>,
     pub stats: bool,
 }
 
@@ -38,6 +40,7 @@ pub fn run(args: &SubscribeArgs) -> anyhow::Result<()> {
     let request = SubscribeRequest {
         subscriptions: filters,
         ping_id: None,
+        from_slot: args.from_slot,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

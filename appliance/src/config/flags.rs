@@ -134,6 +134,10 @@ pub struct RunArgs {
     /// [default: 16384].
     #[arg(long = "subscriber-queue")]
     pub subscriber_queue: Option<usize>,
+    /// Slots of published updates kept for streams that resume (`from_slot`); 0 = no resume
+    /// [default: 150].
+    #[arg(long = "recent-slots")]
+    pub recent_slots: Option<usize>,
     /// gRPC streams open at once; one more is refused with RESOURCE_EXHAUSTED [default: 10000].
     #[arg(long = "max-subscribers")]
     pub max_subscribers: Option<usize>,
@@ -259,6 +263,9 @@ impl RunArgs {
         }
         if let Some(queue) = self.subscriber_queue {
             config.grpc.subscriber_queue = queue;
+        }
+        if let Some(slots) = self.recent_slots {
+            config.grpc.recent_slots = slots;
         }
         if !self.archive.is_empty() {
             config.archive.sources.clone_from(&self.archive);

@@ -127,6 +127,11 @@ pub struct Grpc {
     pub subscriber_queue_bytes: usize,
     /// Age in seconds of a subscriber's oldest queued update before its stream ends the same way.
     pub subscriber_queue_max_age_secs: u64,
+    /// Slots of published updates kept for streams that resume (`from_slot`); 0 turns resuming
+    /// off (docs/resume.md).
+    pub recent_slots: usize,
+    /// Bytes of published updates kept for resuming streams, oldest out beyond it.
+    pub recent_bytes: usize,
     /// Streams open at once from one remote address; one more is refused with RESOURCE_EXHAUSTED.
     pub max_subscribers_per_ip: usize,
     /// Streams open at once with one access token (`x-token`), whatever their addresses; counted
@@ -173,6 +178,8 @@ impl Default for Grpc {
             subscriber_queue: 16_384,
             subscriber_queue_bytes: stream::fanout::queue::DEFAULT_QUEUE_BYTES,
             subscriber_queue_max_age_secs: stream::fanout::queue::DEFAULT_QUEUE_MAX_AGE.as_secs(),
+            recent_slots: stream::fanout::recent::DEFAULT_RECENT_SLOTS,
+            recent_bytes: stream::fanout::recent::DEFAULT_RECENT_BYTES,
             max_subscribers_per_ip: stream::service::DEFAULT_MAX_SESSIONS_PER_IP,
             max_subscribers_per_token: stream::service::DEFAULT_MAX_SESSIONS_PER_TOKEN,
             max_connections_per_ip: 200,

@@ -80,6 +80,13 @@ impl Config {
             1 << 22,
         )?;
         within("grpc.max_filters", self.grpc.max_filters, 1, 4096)?;
+        within("grpc.recent_slots", self.grpc.recent_slots, 0, 100_000)?;
+        within(
+            "grpc.recent_bytes",
+            self.grpc.recent_bytes,
+            1 << 20,
+            1 << 40,
+        )?;
         within(
             "http.body_timeout_secs",
             self.http.body_timeout_secs as usize,

@@ -363,7 +363,59 @@ impl Metrics {
             "reason",
             disconnects,
         );
+        self.render_recent(out);
         self.render_connections(out);
+    }
+
+    /// The recent-slot buffer behind `from_slot`.
+    fn render_recent(&self, out: &mut String) {
+        let recent = self.feed.hub().recent();
+        let (slots, bytes, oldest) = recent.occupancy();
+        for (name, help, value) in [
+            (
+                "appliance_resume_buffer_slots",
+                "Slots whose updates the recent-slot buffer holds (grpc.recent_slots bounds it).",
+                slots as u64,
+            ),
+            (
+                "appliance_resume_buffer_bytes",
+                "Bytes of updates the recent-slot buffer holds (grpc.recent_bytes bounds it).",
+                bytes as u64,
+            ),
+            (
+                "appliance_resume_buffer_oldest_slot",
+                "The oldest slot the recent-slot buffer holds updates of (0 when empty).",
+                oldest.unwrap_or(0),
+            ),
+        ] {
+            single(out, name, Kind::Gauge, Some(help), value);
+        }
+        let stats = &recent.stats;
+        let load = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
+        for (name, help, value) in [
+            (
+                "appliance_resume_streams_total",
+                "Streams that resumed from a slot (from_slot).",
+                load(&stats.resumed),
+            ),
+            (
+                "appliance_resume_refused_total",
+                "from_slot requests refused: older than the buffer, or resuming off.",
+                load(&stats.refused),
+            ),
+            (
+                "appliance_resume_replayed_updates_total",
+                "Buffered updates read by resuming streams (before their filters).",
+                load(&stats.replayed),
+            ),
+            (
+                "appliance_resume_evicted_updates_total",
+                "Updates evicted from the recent-slot buffer by its bounds.",
+                load(&stats.evicted),
+            ),
+        ] {
+            counter(out, name, help, value);
+        }
     }
 
     /// The gRPC accept loop: open connections, refusals by reason, accept errors.

@@ -164,6 +164,7 @@ pub async fn subscribe_pump(grpc: SocketAddr) -> Streaming<stream_proto::stream:
     let request = SubscribeRequest {
         subscriptions: [("pump".to_owned(), filter)].into(),
         ping_id: Some(1),
+        ..Default::default()
     };
     let mut updates = client
         .subscribe_decoded(tokio_stream::iter([request]).chain(tokio_stream::pending()))

@@ -290,6 +290,7 @@ async fn open_unread(grpc: SocketAddr, count: usize) -> anyhow::Result<Vec<impl 
         let request = SubscribeRequest {
             subscriptions: Default::default(),
             ping_id: None,
+            ..Default::default()
         };
         let requests = tokio_stream::iter([request]);
         let response = StreamClient::new(channel.clone())

@@ -505,6 +505,7 @@ mod probe {
         let request = SubscribeRequest {
             subscriptions: HashMap::new(),
             ping_id: None,
+            ..Default::default()
         };
         let (requests, keep_open) = request_stream(request);
         let mut updates = client.subscribe_decoded(requests).await?.into_inner();
@@ -655,6 +656,7 @@ mod filters {
                 .map(|(n, filter)| (format!("s{index}-f{n}"), filter))
                 .collect(),
             ping_id: Some(index as i32),
+            ..Default::default()
         }
     }
 
@@ -1263,6 +1265,7 @@ mod light {
             for case in cases {
                 let full = SubscribeUpdate {
                     update: Some(case.clone()),
+                    ..Default::default()
                 };
                 let light = Update::decode(full.encode_to_vec().as_slice()).unwrap();
                 let expected = match &case {
@@ -1285,6 +1288,7 @@ mod light {
             // The server's personalised bytes: shared message, then `1 { 9 { 6: stamp } }`.
             let mut shared = SubscribeUpdate {
                 update: Some(subscribe_update::Update::Transaction(transaction(100))),
+                ..Default::default()
             }
             .encode_to_vec();
             let suffix = SubscribeUpdate {
@@ -1295,6 +1299,7 @@ mod light {
                     }),
                     ..Default::default()
                 })),
+                ..Default::default()
             };
             shared.extend(suffix.encode_to_vec());
             let light = Update::decode(shared.as_slice()).unwrap();

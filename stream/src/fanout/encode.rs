@@ -8,17 +8,19 @@
 //! and the `ServerTiming` stamps 1–5; each subscriber's `SubscribeUpdate` is written as
 //!
 //! ```text
-//! transaction: [1:LEN] len | shared | 8: id … | 9 { stamps 1–5 | 6: subscriber_recv }
+//! transaction: [1:LEN] len | shared | 8: id … | 9 { stamps 1–5 | 6: subscriber_recv } | 15: seq
 //! delta:       [4:LEN] len | 1 { envelope | 8: id … | 9 { stamps 1–5 | 6: … } } | shared
-//!              | 4: packed legs
-//! other:       the whole SubscribeUpdate, shared as is (slots, pongs)
+//!              | 4: packed legs | 15: seq
+//! other:       the whole SubscribeUpdate, shared as is (slots, pongs) | 15: seq
 //! ```
+//! (`15: seq`, the update's `sequence`, only once numbered by the recent-slot buffer.)
 //! which any protobuf parser decodes to the same message as the personalised struct (the tests
 //! check it with prost against an independent model, and the Node client test with protobufjs).
 //! `server_timing` (and, for a delta, `envelope`) is only written when the published update has
 //! one, as the personalised struct would; `subscriber_recv` is stamped no earlier than `publish`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use prost::Message;
 use prost::bytes::{Buf, BufMut};
@@ -43,6 +45,8 @@ const TIMING_SUBSCRIBER_RECV: u32 = 6;
 const DELTA_ENVELOPE: u32 = 1;
 /// `DeltaUpdate.matched_leg_indices`.
 const DELTA_MATCHED_LEGS: u32 = 4;
+/// `SubscribeUpdate.sequence`.
+const UPDATE_SEQUENCE: u32 = 15;
 
 /// How the shared bytes are framed into a subscriber's message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +63,9 @@ enum Layout {
 #[derive(Debug)]
 pub struct EncodedUpdate {
     update: SubscribeUpdate,
+    /// `SubscribeUpdate.sequence`, set once by the recent-slot buffer before any session sees the
+    /// update (0 until then), written by each subscriber's message.
+    sequence: AtomicU64,
     layout: Layout,
     /// Transaction: the `DecodedTransaction` without `matched_filters` and `server_timing`.
     /// Delta: the `DeltaUpdate` without `envelope` and `matched_leg_indices`. Whole: everything.
@@ -73,8 +80,10 @@ impl EncodedUpdate {
     /// Clears the per-subscriber fields (`matched_filters`, `subscriber_recv`,
     /// `matched_leg_indices`) and encodes the rest.
     pub fn new(mut update: SubscribeUpdate) -> Self {
+        update.sequence = 0;
         let mut encoded = Self {
             update: SubscribeUpdate::default(),
+            sequence: AtomicU64::new(0),
             layout: Layout::Whole,
             body: Vec::new(),
             envelope: Vec::new(),
@@ -127,6 +136,16 @@ impl EncodedUpdate {
     /// The update as published, with the per-subscriber fields cleared (for re-matching).
     pub fn update(&self) -> &SubscribeUpdate {
         &self.update
+    }
+
+    /// Numbers the update (`SubscribeUpdate.sequence`); done once, before it is shared.
+    pub fn set_sequence(&self, sequence: u64) {
+        self.sequence.store(sequence, Ordering::Relaxed);
+    }
+
+    /// The update's number (0 when unnumbered).
+    pub fn sequence(&self) -> u64 {
+        self.sequence.load(Ordering::Relaxed)
     }
 
     /// The shared bytes.
@@ -253,6 +272,15 @@ fn stamp_len(stamp: u64) -> usize {
     }
 }
 
+/// The encoded length of `SubscribeUpdate.sequence` (0 for 0, which proto3 leaves out).
+fn sequence_len(sequence: u64) -> usize {
+    if sequence == 0 {
+        0
+    } else {
+        key_len(UPDATE_SEQUENCE) + encoded_len_varint(sequence)
+    }
+}
+
 /// A length-delimited field of `inner` bytes; nothing when empty.
 fn framed_len(tag: u32, inner: usize) -> usize {
     if inner == 0 {
@@ -279,6 +307,7 @@ impl OutboundUpdate {
     pub fn pong(ping_id: i32) -> Self {
         Self::Owned(Box::new(SubscribeUpdate {
             update: Some(Update::Pong(ping_id)),
+            ..Default::default()
         }))
     }
 }
@@ -323,6 +352,11 @@ impl Message for OutboundUpdate {
                 }
             }
         }
+        let sequence = personal.update.sequence();
+        if sequence != 0 {
+            encode_key(UPDATE_SEQUENCE, WireType::Varint, buf);
+            encode_varint(sequence, buf);
+        }
     }
 
     fn merge_field(
@@ -343,17 +377,20 @@ impl Message for OutboundUpdate {
     fn encoded_len(&self) -> usize {
         match self {
             Self::Owned(update) => update.encoded_len(),
-            Self::Personal(personal) => match personal.update.layout {
-                Layout::Whole => personal.update.body.len(),
-                Layout::Transaction { .. } => {
-                    let member = personal.member_len();
-                    key_len(UPDATE_TRANSACTION) + encoded_len_varint(member as u64) + member
-                }
-                Layout::Delta { .. } => {
-                    let member = personal.member_len();
-                    key_len(UPDATE_DELTA) + encoded_len_varint(member as u64) + member
-                }
-            },
+            Self::Personal(personal) => {
+                let framed = match personal.update.layout {
+                    Layout::Whole => personal.update.body.len(),
+                    Layout::Transaction { .. } => {
+                        let member = personal.member_len();
+                        key_len(UPDATE_TRANSACTION) + encoded_len_varint(member as u64) + member
+                    }
+                    Layout::Delta { .. } => {
+                        let member = personal.member_len();
+                        key_len(UPDATE_DELTA) + encoded_len_varint(member as u64) + member
+                    }
+                };
+                framed + sequence_len(personal.update.sequence())
+            }
         }
     }
 
@@ -371,6 +408,7 @@ mod tests {
     fn a_shared_slot_is_the_plain_encoding_and_is_never_decoded() {
         let slot = SubscribeUpdate {
             update: Some(Update::Slot(SlotNotification { slot: 300 })),
+            ..Default::default()
         };
         let shared = Arc::new(EncodedUpdate::new(slot.clone()));
         let outbound = OutboundUpdate::Personal(PersonalUpdate::new(
@@ -469,6 +507,7 @@ mod tests {
     fn a_transaction_carries_one_complete_server_timing() {
         let update = SubscribeUpdate {
             update: Some(Update::Transaction(timed_transaction())),
+            ..Default::default()
         };
         let member = once(&fields(&personal(update)), UPDATE_TRANSACTION);
         let timing = once(&fields(&member), TRANSACTION_SERVER_TIMING);
@@ -489,6 +528,7 @@ mod tests {
                 matched_leg_indices: vec![0],
                 ..Default::default()
             })),
+            ..Default::default()
         };
         let member = once(&fields(&personal(update)), UPDATE_DELTA);
         let envelope = once(&fields(&member), DELTA_ENVELOPE);

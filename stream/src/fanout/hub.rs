@@ -25,6 +25,7 @@ use tracing::{debug, warn};
 use super::encode::EncodedUpdate;
 use super::index::{Entry, Index};
 use super::queue::{Delivery, Offer, QueueBounds, SessionQueue};
+use super::recent::{RecentBounds, RecentBuffer};
 use super::registration::{Registration, SessionId};
 use crate::filter::{Filters, IndexSet, Matches, UpdateKind, UpdateView};
 
@@ -81,6 +82,7 @@ pub struct HubStats {
 #[derive(Debug)]
 pub struct Hub {
     bounds: QueueBounds,
+    recent: RecentBuffer,
     snapshot: ArcSwap<Snapshot>,
     registry: Mutex<Registry>,
     next_session: AtomicU64,
@@ -95,10 +97,17 @@ impl Hub {
         Self::with_bounds(QueueBounds::updates(queue_capacity))
     }
 
-    /// A hub whose sessions' queues have these bounds.
+    /// A hub whose sessions' queues have these bounds, without a recent-slot buffer.
     pub fn with_bounds(bounds: QueueBounds) -> Arc<Self> {
+        Self::with_recent(bounds, RecentBounds { slots: 0, bytes: 0 })
+    }
+
+    /// A hub whose sessions' queues have these bounds, keeping the recent updates `recent` allows
+    /// (numbered, for resuming sessions).
+    pub fn with_recent(bounds: QueueBounds, recent: RecentBounds) -> Arc<Self> {
         Arc::new(Self {
             bounds,
+            recent: RecentBuffer::new(recent),
             snapshot: ArcSwap::from_pointee(Snapshot::new(
                 Arc::new(Index::empty()),
                 Vec::new(),
@@ -127,6 +136,11 @@ impl Hub {
 
     pub fn stats(&self) -> &HubStats {
         &self.stats
+    }
+
+    /// The recent-slot buffer.
+    pub fn recent(&self) -> &RecentBuffer {
+        &self.recent
     }
 
     /// Sessions the installed index holds (current or not).
@@ -298,7 +312,24 @@ impl Hub {
     /// it to each matching session's queue. Never waits on a session (no registry lock; each
     /// queue's own lock is held for a push). A session whose queue overflows leaves the hub here,
     /// whether or not it runs again.
+    ///
+    /// With a recent-slot buffer, every update is encoded, numbered and kept first, and the
+    /// snapshot is read after that (the resume seam, see [`super::recent`]).
     pub fn publish(self: &Arc<Self>, update: SubscribeUpdate) {
+        if self.recent.keeps() {
+            let encoded = Arc::new(EncodedUpdate::new(update));
+            self.recent.append(&encoded);
+            let snapshot = self.snapshot.load();
+            if !snapshot.is_empty() {
+                let view = UpdateView::new(encoded.update());
+                let mut deliveries: Vec<(&Arc<Registration>, Matches)> = Vec::new();
+                match_snapshot(&snapshot, &view, &mut deliveries);
+                let lagged = offer(&encoded, deliveries);
+                drop(snapshot);
+                self.cut(lagged);
+            }
+            return;
+        }
         let snapshot = self.snapshot.load();
         if snapshot.is_empty() {
             return;
@@ -309,24 +340,40 @@ impl Hub {
         if deliveries.is_empty() {
             return;
         }
-        let encoded = Arc::new(EncodedUpdate::new(update));
-        let now = Instant::now();
-        let mut lagged: Vec<SessionId> = Vec::new();
-        for (registration, matches) in deliveries {
-            let delivery = Delivery {
-                update: Arc::clone(&encoded),
-                generation: registration.generation,
-                matches,
-            };
-            if registration.queue.offer(delivery, now) == Offer::Lagged {
-                lagged.push(registration.session);
-            }
-        }
+        let lagged = offer(&Arc::new(EncodedUpdate::new(update)), deliveries);
         drop(snapshot);
+        self.cut(lagged);
+    }
+
+    /// Removes the sessions whose queue overflowed.
+    fn cut(self: &Arc<Self>, lagged: Vec<SessionId>) {
         for session in lagged {
             self.unregister(session);
         }
     }
+}
+
+/// Offers `encoded` to each matching session; returns the sessions whose queue overflowed.
+fn offer(
+    encoded: &Arc<EncodedUpdate>,
+    deliveries: Vec<(&Arc<Registration>, Matches)>,
+) -> Vec<SessionId> {
+    if deliveries.is_empty() {
+        return Vec::new();
+    }
+    let now = Instant::now();
+    let mut lagged: Vec<SessionId> = Vec::new();
+    for (registration, matches) in deliveries {
+        let delivery = Delivery {
+            update: Arc::clone(encoded),
+            generation: registration.generation,
+            matches,
+        };
+        if registration.queue.offer(delivery, now) == Offer::Lagged {
+            lagged.push(registration.session);
+        }
+    }
+    lagged
 }
 
 /// The sessions an update goes to, with what each matched.

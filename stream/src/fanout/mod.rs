@@ -16,7 +16,9 @@
 //! - [`hub`]: registry, lock-free snapshot (index + sessions changed since it was built, which are
 //!   evaluated directly, + stale marks), coalesced background rebuilds, and `publish`.
 //! - [`queue`]: each session's queue, bounded in updates, bytes and age, and its lag state.
-//! - [`subscriber`]: the session's side (start/replace, take, personalise, lag end).
+//! - [`recent`]: the recent-slot buffer: every update of the last slots, numbered, for resuming
+//!   sessions (`from_slot`).
+//! - [`subscriber`]: the session's side (start/replace, resume, take, personalise, lag end).
 //! - [`encode`]: the shared encoding and the per-subscriber `prost::Message` written around it.
 //!
 //! Consistency: a change (start, new request, end) is one snapshot store under the registry lock;
@@ -29,10 +31,12 @@ pub mod encode;
 pub mod hub;
 pub mod index;
 pub mod queue;
+pub mod recent;
 pub mod registration;
 pub mod subscriber;
 
 pub use encode::{EncodedUpdate, OutboundUpdate, PersonalUpdate};
 pub use hub::Hub;
 pub use queue::{Delivery, LagObserver, Offer, QueueBounds, SessionQueue};
+pub use recent::{RecentBounds, RecentBuffer, ResumeError};
 pub use subscriber::Subscriber;

@@ -137,6 +137,21 @@ impl SessionQueue {
             self.ready.notify_one();
             return Offer::Queued;
         }
+        self.lag(state, 1);
+        Offer::Lagged
+    }
+
+    /// Cuts the session as a lagging one: its resume fell behind the recent-slot buffer.
+    pub fn cut(&self) {
+        let state = self.state();
+        if !state.closed {
+            self.lag(state, 0);
+        }
+    }
+
+    /// Empties and closes the queue, marks it lagged and reports what it dropped (`extra`: the
+    /// delivery being offered).
+    fn lag(&self, mut state: MutexGuard<'_, State>, extra: u64) {
         let held = std::mem::take(&mut state.items);
         state.bytes = 0;
         // Marked lagged before the lock is given back: a session that finds the queue closed
@@ -144,7 +159,7 @@ impl SessionQueue {
         self.lagged.store(true, Ordering::Release);
         state.closed = true;
         drop(state);
-        let dropped = held.len() as u64 + 1;
+        let dropped = held.len() as u64 + extra;
         // Freed outside the lock.
         drop(held);
         self.dropped.fetch_add(dropped, Ordering::Relaxed);
@@ -152,7 +167,6 @@ impl SessionQueue {
         if let Some(observer) = &self.observer {
             observer.lagged(dropped);
         }
-        Offer::Lagged
     }
 
     /// The next delivery if one is queued.

@@ -1,15 +1,32 @@
 //! `Subscriber`: the session's side of the fan-out: its queue's receiving end and its current
 //! registration. It turns each delivery into the session's outbound message, re-matching a
 //! delivery made under filters that the session has replaced since, so that the first update
-//! after a new request already reflects it. Dropping it unregisters the session.
+//! after a new request already reflects it. A resumed session first reads the recent-slot buffer
+//! through its cursor, then its queue from the seam on. Dropping it unregisters the session.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::encode::{OutboundUpdate, PersonalUpdate};
+use tracing::debug;
+
+use super::encode::{EncodedUpdate, OutboundUpdate, PersonalUpdate};
 use super::hub::Hub;
 use super::queue::{Delivery, LagObserver, SessionQueue};
+use super::recent::{Cursor, Read, ResumeError};
 use super::registration::{Registration, SessionId};
-use crate::filter::{Filters, UpdateView};
+use crate::filter::{Filters, Matches, UpdateView};
+
+/// The generation of a replayed delivery: never a registration's, so it is always re-matched.
+const REPLAYED: u64 = u64::MAX;
+
+/// A resume in progress: the cursor, what it read and not yet handed out, and, once it caught up,
+/// where the live deliveries start.
+#[derive(Debug)]
+struct Resume {
+    cursor: Cursor,
+    pending: VecDeque<Arc<EncodedUpdate>>,
+    caught_up: Option<u64>,
+}
 
 /// One session's subscription.
 #[derive(Debug)]
@@ -18,6 +35,9 @@ pub struct Subscriber {
     session: SessionId,
     queue: Arc<SessionQueue>,
     current: Option<Arc<Registration>>,
+    resume: Option<Resume>,
+    /// Live deliveries numbered below this were covered by the resume's cursor.
+    live_from: u64,
 }
 
 impl Subscriber {
@@ -34,6 +54,8 @@ impl Subscriber {
             hub,
             queue,
             current: None,
+            resume: None,
+            live_from: 0,
         }
     }
 
@@ -60,17 +82,80 @@ impl Subscriber {
         self.current = Some(registration);
     }
 
+    /// Replays the buffered updates of slots from `from_slot` before the live ones (call it after
+    /// [`Subscriber::replace`]; a later call starts over from its own slot, under the filters
+    /// current then).
+    pub fn resume(&mut self, from_slot: u64) -> Result<(), ResumeError> {
+        let cursor = self.hub.recent().cursor(from_slot)?;
+        self.resume = Some(Resume {
+            cursor,
+            pending: VecDeque::new(),
+            caught_up: None,
+        });
+        Ok(())
+    }
+
     /// The next delivery; pending until the stream has started. `None` once the queue is closed.
     pub async fn next(&mut self) -> Option<Delivery> {
         if self.current.is_none() {
             return std::future::pending().await;
         }
-        self.queue.recv().await
+        if let Some(replayed) = self.next_replayed() {
+            return Some(replayed);
+        }
+        loop {
+            let delivery = self.queue.recv().await?;
+            if delivery.update.sequence() >= self.live_from {
+                return Some(delivery);
+            }
+        }
     }
 
-    /// The next delivery if one is queued.
+    /// The next delivery if one is ready.
     pub fn try_next(&mut self) -> Option<Delivery> {
-        self.queue.try_recv()
+        if let Some(replayed) = self.next_replayed() {
+            return Some(replayed);
+        }
+        loop {
+            let delivery = self.queue.try_recv()?;
+            if delivery.update.sequence() >= self.live_from {
+                return Some(delivery);
+            }
+        }
+    }
+
+    /// The next update of the resume, read from the buffer; `None` once it has caught up (then
+    /// live deliveries start at the seam) or failed (then the queue is cut as a lagging one's).
+    fn next_replayed(&mut self) -> Option<Delivery> {
+        let resume = self.resume.as_mut()?;
+        loop {
+            if let Some(update) = resume.pending.pop_front() {
+                return Some(Delivery {
+                    update,
+                    generation: REPLAYED,
+                    matches: Matches::default(),
+                });
+            }
+            if let Some(live_from) = resume.caught_up {
+                self.live_from = live_from;
+                self.resume = None;
+                return None;
+            }
+            match self
+                .hub
+                .recent()
+                .read(&mut resume.cursor, &mut resume.pending)
+            {
+                Ok(Read::Batch) => {}
+                Ok(Read::CaughtUp { live_from }) => resume.caught_up = Some(live_from),
+                Err(error) => {
+                    debug!(session = ?self.session, %error, "resume cut");
+                    self.resume = None;
+                    self.queue.cut();
+                    return None;
+                }
+            }
+        }
     }
 
     /// This session's message for a delivery, stamped `subscriber_recv_unix_nanos`; `None` when
