@@ -162,15 +162,16 @@ fn health_fields(stream: Option<&StreamParts>) -> HealthFields {
     }
 }
 
-/// Starts the insights ingest when `archive.upstream` is set; without one, serves the store named
-/// by `[insights] db` as it is (a backfilled store, the embedded default's sample); the `/v1`
-/// routes either way (503 with neither).
+/// Starts the insights ingest when `archive.upstream` is set; without one, serves the existing
+/// store named by `[insights] db` as it is (a backfilled store, the embedded default's sample);
+/// the `/v1` routes either way (503 with neither).
 fn start_insights(
     config: &Config,
     trust: &UpstreamTrust,
 ) -> anyhow::Result<(HttpMount, Option<insights::Insights>)> {
     let Some(upstream) = config.archive.upstream.as_deref() else {
-        let Some(store) = &config.insights.db else {
+        // Only an existing store: none is created without an upstream to fill it.
+        let Some(store) = config.insights.db.as_ref().filter(|store| store.exists()) else {
             return Ok((insights::disabled_mount(), None));
         };
         let insights = insights::Insights::serve_stored(store, insights::Limits::default())

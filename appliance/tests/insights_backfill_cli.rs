@@ -4,6 +4,8 @@
 //! by the fixture generator (`insights/tests/fixtures/insights/expected.json`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod process;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -76,6 +78,38 @@ fn backfill_from_a_real_car_stores_the_expected_snapshots() {
     let store = insights::store::Store::open(&db).unwrap();
     let stored = store.snapshots(0, u64::MAX, 1_000).unwrap().unwrap();
     assert_eq!(stored.len(), history.len() - 10);
+    drop(store);
+    // Without an upstream, `run --insights-db` serves the backfilled store as it is.
+    let http = process::free_tcp_address();
+    let data = dir.path().join("data");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_appliance"))
+        .args(["run", "--http", &http.to_string(), "--insights-db"])
+        .arg(&db)
+        .arg("--data-dir")
+        .arg(&data)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let (status, body) = loop {
+        if std::net::TcpStream::connect(http).is_ok() {
+            break process::http_get(http, "/v1/block50", &[]);
+        }
+        assert!(std::time::Instant::now() < deadline, "no HTTP server");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    run.kill().unwrap();
+    run.wait().unwrap();
+    assert_eq!(status, 200, "{body}");
+    let served: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(served["slot_range"], history.last().unwrap()["slot_range"]);
+    assert!(
+        !data.join("samples").exists(),
+        "an insights store is not the embedded default"
+    );
+    let store = insights::store::Store::open(&db).unwrap();
+    let stored = store.snapshots(0, u64::MAX, 1_000).unwrap().unwrap();
     for (index, (body, want)) in stored.iter().zip(&history[10..]).enumerate() {
         let actual: Value = serde_json::from_slice(body).unwrap();
         let mut want = want.clone();

@@ -67,8 +67,19 @@ pub fn backfill(
             lead_in.push(stats_from_archive_block(&block)?);
         }
     }
-    for stats in lead_in.into_iter().rev() {
-        window.push(Arc::new(stats));
+    // Kept with the range (without snapshots of their own), so the store alone can rebuild the
+    // window of its newest block (`Insights::serve_stored`).
+    let lead_in: Vec<Arc<BlockStats>> = lead_in.into_iter().rev().map(Arc::new).collect();
+    let records: Vec<BlockRecord<'_>> = lead_in
+        .iter()
+        .map(|stats| BlockRecord {
+            stats,
+            snapshot: None,
+        })
+        .collect();
+    store.write(&records, None)?;
+    for stats in lead_in {
+        window.push(stats);
     }
     let mut progress = Progress {
         from,

@@ -93,12 +93,14 @@ impl Config {
     }
 
     /// Whether `run` serves the bundled archive and insights samples: only on the embedded
-    /// default (no shred source, archive or upstream), unless `[sources] samples = "off"`.
+    /// default (no shred source, archive, upstream or insights store), unless
+    /// `[sources] samples = "off"`.
     pub fn samples(&self) -> bool {
         self.sources.samples == SamplesMode::Auto
             && !self.has_shred_source()
             && self.archive.sources.is_empty()
             && self.archive.upstream.is_none()
+            && self.insights.db.is_none()
     }
 
     fn has_shred_source(&self) -> bool {

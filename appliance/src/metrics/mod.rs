@@ -370,22 +370,27 @@ impl Metrics {
     /// The recent-slot buffer behind `from_slot`.
     fn render_recent(&self, out: &mut String) {
         let recent = self.feed.hub().recent();
-        let (slots, bytes, oldest) = recent.occupancy();
+        let held = recent.occupancy();
         for (name, help, value) in [
             (
                 "appliance_resume_buffer_slots",
                 "Slots whose updates the recent-slot buffer holds (grpc.recent_slots bounds it).",
-                slots as u64,
+                held.slots as u64,
+            ),
+            (
+                "appliance_resume_buffer_updates",
+                "Updates the recent-slot buffer holds.",
+                held.updates as u64,
             ),
             (
                 "appliance_resume_buffer_bytes",
                 "Bytes of updates the recent-slot buffer holds (grpc.recent_bytes bounds it).",
-                bytes as u64,
+                held.bytes as u64,
             ),
             (
                 "appliance_resume_buffer_oldest_slot",
                 "The oldest slot the recent-slot buffer holds updates of (0 when empty).",
-                oldest.unwrap_or(0),
+                held.oldest_slot.unwrap_or(0),
             ),
         ] {
             single(out, name, Kind::Gauge, Some(help), value);

@@ -116,6 +116,15 @@ pub struct Cursor {
     pub next: u64,
 }
 
+/// What the buffer holds: slots, updates, bytes of their shared encodings, the oldest slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Occupancy {
+    pub slots: usize,
+    pub updates: usize,
+    pub bytes: usize,
+    pub oldest_slot: Option<u64>,
+}
+
 /// What a cursor read.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Read {
@@ -272,14 +281,15 @@ impl RecentBuffer {
         })
     }
 
-    /// Slots held, bytes held and the oldest slot held.
-    pub fn occupancy(&self) -> (usize, usize, Option<u64>) {
+    /// What the buffer holds now.
+    pub fn occupancy(&self) -> Occupancy {
         let state = self.lock();
-        (
-            state.slots.len(),
-            state.bytes,
-            state.slots.keys().next().copied(),
-        )
+        Occupancy {
+            slots: state.slots.len(),
+            updates: state.entries.len(),
+            bytes: state.bytes,
+            oldest_slot: state.slots.keys().next().copied(),
+        }
     }
 }
 
@@ -379,8 +389,11 @@ mod tests {
             buffer.append(&transaction(slot, 8));
             buffer.append(&slot_update(slot));
         }
-        let (slots, _, oldest) = buffer.occupancy();
-        assert_eq!((slots, oldest), (3, Some(4)));
+        let held = buffer.occupancy();
+        assert_eq!(
+            (held.slots, held.updates, held.oldest_slot),
+            (3, 6, Some(4))
+        );
         let error = buffer.cursor(3).unwrap_err();
         assert_eq!(
             error,
@@ -414,10 +427,10 @@ mod tests {
         let mut out = VecDeque::new();
         // A single oversized update still fits alone.
         buffer.append(&transaction(10, 50_000));
-        let (_, bytes, oldest) = buffer.occupancy();
+        let held = buffer.occupancy();
         assert_eq!(
-            (bytes, oldest),
-            (transaction(10, 50_000).shared_len(), Some(10))
+            (held.bytes, held.updates, held.oldest_slot),
+            (transaction(10, 50_000).shared_len(), 1, Some(10))
         );
         assert_eq!(
             buffer.read(&mut cursor, &mut out),
