@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Memory of the recent-slot buffer (issue 22): runs the appliance on the embedded replay at each
-# rate for SECONDS (default 60) with bounds large enough to keep everything, then reads the
+# rate for RUN_SECONDS (default 60) with bounds large enough to keep everything, then reads the
 # buffer's own accounting from /metrics (slots, updates, bytes of their shared encodings) and the process's resident memory, and prints a markdown row per rate.
 # PROFILE=release (default) or debug selects the build (the buffer's bytes do not depend on it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-seconds="${SECONDS:-60}"
+seconds="${RUN_SECONDS:-60}"
 rates="${RATES:-5000 100000}"
 profile="${PROFILE:-release}"
 if [ "$profile" = release ]; then
@@ -18,7 +18,7 @@ fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v name="$2" '$1 == name { print $2 }'; }
 rss_kib() { awk '/VmRSS/ { print $2 }' "/proc/$1/status"; }
-echo "| shreds/s | seconds | slots kept | updates kept | buffer bytes | bytes per update | MiB per minute | RSS before → after (MiB) |"
+echo "| shreds/s | seconds | slots kept | updates kept | counted bytes | counted per update | counted MiB per minute | RSS before → after (MiB) |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 for rate in $rates; do
     work=$(mktemp -d)
