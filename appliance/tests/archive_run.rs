@@ -149,20 +149,7 @@ fn rpc(http: SocketAddr, method: &str, params: Value) -> (u16, Value) {
 }
 
 fn rpc_once(http: SocketAddr, method: &str, params: Value) -> (u16, Value) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut response = agent
-        .post(&format!("http://{http}/"))
-        .header("Content-Type", "application/json")
-        .send(body.to_string().as_bytes())
-        .unwrap();
-    let status = response.status().as_u16();
-    let text = response.body_mut().read_to_string().unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    process::rpc_call(http, method, params)
 }
 
 fn metrics(http: SocketAddr) -> String {

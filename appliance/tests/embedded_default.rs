@@ -42,18 +42,7 @@ fn the_bundled_chain_is_the_fixture_chain_as_the_archive_writer_writes_it() {
 }
 
 fn rpc(http: SocketAddr, method: &str, params: Value) -> Value {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut response = agent
-        .post(&format!("http://{http}/"))
-        .header("Content-Type", "application/json")
-        .send(body.to_string().as_bytes())
-        .unwrap();
-    serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap()
+    process::rpc_call(http, method, params).1
 }
 
 /// Waits for `/health` and returns how long the appliance took to answer it.

@@ -1,7 +1,7 @@
 //! Helpers shared by the tests that run the real `appliance` process: a guard that kills it when
 //! the test ends, free loopback addresses for its listeners, `appliance run` on them (on a UDP
-//! port, or on the embedded replay), paced UDP sending, and a plain HTTP/1.1 GET against its
-//! HTTP address.
+//! port, or on the embedded replay), paced UDP sending, a plain HTTP/1.1 GET against its HTTP
+//! address, and one JSON-RPC call.
 
 #![allow(dead_code)] // Each test crate uses its own subset.
 
@@ -135,4 +135,30 @@ pub fn http_get(address: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u
         .map(|(_, body)| body.to_owned())
         .unwrap_or_default();
     (status, body)
+}
+
+/// One JSON-RPC call to `POST /` on `http`: the HTTP status and the parsed answer (`Null` when
+/// the body is not JSON).
+pub fn rpc_call(
+    http: SocketAddr,
+    method: &str,
+    params: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut response = agent
+        .post(&format!("http://{http}/"))
+        .header("Content-Type", "application/json")
+        .send(body.to_string().as_bytes())
+        .unwrap();
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    )
 }
