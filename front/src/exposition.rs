@@ -93,6 +93,34 @@ pub fn single(out: &mut String, name: &str, kind: Kind, help: Option<&str>, valu
     sample(out, name, &[], value);
 }
 
+/// Writes the samples of one histogram series (its family header written before): a cumulative
+/// `name_bucket` per bound (microseconds, written as seconds) and `+Inf`, then `name_sum` and
+/// `name_count`, each with `labels` (and `le` for buckets). `counts` are per bucket (not
+/// cumulative), one per bound plus the overflow bucket last.
+pub fn histogram(
+    out: &mut String,
+    name: &str,
+    labels: &[(&str, &str)],
+    (bounds_us, counts): (&[u64], &[u64]),
+    sum_us: u64,
+) {
+    let bucket = format!("{name}_bucket");
+    let with_le = |le: &str, out: &mut String, cumulative: u64| {
+        let mut all: Vec<(&str, &str)> = labels.to_vec();
+        all.push(("le", le));
+        sample(out, &bucket, &all, cumulative);
+    };
+    let mut cumulative = 0;
+    for (bound, count) in bounds_us.iter().zip(counts) {
+        cumulative += count;
+        with_le(&(*bound as f64 / 1e6).to_string(), out, cumulative);
+    }
+    cumulative += counts.get(bounds_us.len()).copied().unwrap_or(0);
+    with_le("+Inf", out, cumulative);
+    sample(out, &format!("{name}_sum"), labels, sum_us as f64 / 1e6);
+    sample(out, &format!("{name}_count"), labels, cumulative);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use front::exposition::{Kind, family, sample};
+use front::exposition::{Kind, family, histogram};
 
 /// Upper bounds of the buckets, in microseconds (100 µs to 10 s).
 pub const BOUNDS_US: [u64; 16] = [
@@ -58,22 +58,8 @@ impl RequestLatency {
         let snapshot = self.snapshot();
         let help = "Duration of HTTP requests to the JSON-RPC endpoint (POST /), body to answer.";
         family(out, NAME, Kind::Histogram, Some(help));
-        let bucket = format!("{NAME}_bucket");
-        let mut cumulative = 0;
-        for (bound, count) in BOUNDS_US.iter().zip(&snapshot.counts) {
-            cumulative += count;
-            let seconds = (*bound as f64 / 1e6).to_string();
-            sample(out, &bucket, &[("le", &seconds)], cumulative);
-        }
-        cumulative += snapshot.counts[BOUNDS_US.len()];
-        sample(out, &bucket, &[("le", "+Inf")], cumulative);
-        sample(
-            out,
-            &format!("{NAME}_sum"),
-            &[],
-            snapshot.sum_us as f64 / 1e6,
-        );
-        sample(out, &format!("{NAME}_count"), &[], cumulative);
+        let buckets: (&[u64], &[u64]) = (&BOUNDS_US, &snapshot.counts);
+        histogram(out, NAME, &[], buckets, snapshot.sum_us);
     }
 }
 

@@ -22,7 +22,7 @@ use decoder::fec::FecCounters;
 use crate::grpc::incoming::{ConnectionCounters, Refusal};
 use crate::receive::SourceMetrics;
 use ::stream::encode::DecodeStats;
-use front::exposition::{Kind, family, sample, single};
+use front::exposition::{Kind, family, histogram, sample, single};
 use stream_proto::stream::ServerTiming;
 
 pub mod console;
@@ -62,33 +62,8 @@ impl Histogram {
     }
 
     fn render(&self, out: &mut String, name: &str, stage: &str) {
-        let bucket = format!("{name}_bucket");
-        let mut cumulative = 0;
-        for (bound, count) in BUCKETS_US.iter().zip(&self.counts) {
-            cumulative += count;
-            let seconds = (*bound as f64 / 1e6).to_string();
-            sample(
-                out,
-                &bucket,
-                &[("stage", stage), ("le", &seconds)],
-                cumulative,
-            );
-        }
-        cumulative += self.counts[BUCKETS_US.len()];
-        sample(
-            out,
-            &bucket,
-            &[("stage", stage), ("le", "+Inf")],
-            cumulative,
-        );
-        let sum = self.sum_us as f64 / 1e6;
-        sample(out, &format!("{name}_sum"), &[("stage", stage)], sum);
-        sample(
-            out,
-            &format!("{name}_count"),
-            &[("stage", stage)],
-            cumulative,
-        );
+        let buckets: (&[u64], &[u64]) = (&BUCKETS_US, &self.counts);
+        histogram(out, name, &[("stage", stage)], buckets, self.sum_us);
     }
 }
 

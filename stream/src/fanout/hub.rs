@@ -320,23 +320,14 @@ impl Hub {
             let encoded = Arc::new(EncodedUpdate::new(update));
             self.recent.append(&encoded);
             let snapshot = self.snapshot.load();
-            if !snapshot.is_empty() {
-                let view = UpdateView::new(encoded.update());
-                let mut deliveries: Vec<(&Arc<Registration>, Matches)> = Vec::new();
-                match_snapshot(&snapshot, &view, &mut deliveries);
-                let lagged = offer(&encoded, deliveries);
-                drop(snapshot);
-                self.cut(lagged);
-            }
+            let deliveries = deliveries(&snapshot, encoded.update());
+            let lagged = offer(&encoded, deliveries);
+            drop(snapshot);
+            self.cut(lagged);
             return;
         }
         let snapshot = self.snapshot.load();
-        if snapshot.is_empty() {
-            return;
-        }
-        let view = UpdateView::new(&update);
-        let mut deliveries: Vec<(&Arc<Registration>, Matches)> = Vec::new();
-        match_snapshot(&snapshot, &view, &mut deliveries);
+        let deliveries = deliveries(&snapshot, &update);
         if deliveries.is_empty() {
             return;
         }
@@ -351,6 +342,18 @@ impl Hub {
             self.unregister(session);
         }
     }
+}
+
+/// The sessions `update` goes to, with what each matched (none when no session is started).
+fn deliveries<'a>(
+    snapshot: &'a Snapshot,
+    update: &SubscribeUpdate,
+) -> Vec<(&'a Arc<Registration>, Matches)> {
+    let mut out = Vec::new();
+    if !snapshot.is_empty() {
+        match_snapshot(snapshot, &UpdateView::new(update), &mut out);
+    }
+    out
 }
 
 /// Offers `encoded` to each matching session; returns the sessions whose queue overflowed.

@@ -105,7 +105,7 @@ impl Subscriber {
         }
         loop {
             let delivery = self.queue.recv().await?;
-            if delivery.update.sequence() >= self.live_from {
+            if self.is_past_seam(&delivery) {
                 return Some(delivery);
             }
         }
@@ -118,10 +118,15 @@ impl Subscriber {
         }
         loop {
             let delivery = self.queue.try_recv()?;
-            if delivery.update.sequence() >= self.live_from {
+            if self.is_past_seam(&delivery) {
                 return Some(delivery);
             }
         }
+    }
+
+    /// Whether a live delivery is new to this session: not covered by a resume's cursor.
+    fn is_past_seam(&self, delivery: &Delivery) -> bool {
+        delivery.update.sequence() >= self.live_from
     }
 
     /// The next update of the resume, read from the buffer; `None` once it has caught up (then
