@@ -6,6 +6,7 @@
 //! - [`receive`]: receive threads (AF_XDP, batched UDP) that shard datagrams into the worker rings.
 //! - [`pipeline`]: the worker pool (decode, stamp, publish), its rings, wake-ups and scheduling.
 //! - [`replay`]: the replay source of the embedded default and `--replay`.
+//! - [`relay`]: `--relay`, re-serving another appliance's stream (a second tier).
 //! - [`grpc`], [`frontends`]: serving the stream, and the HTTP address (archive, insights,
 //!   health, metrics).
 //! - [`metrics`]: every Prometheus family of the appliance.
@@ -29,6 +30,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod programs;
 pub mod receive;
+pub mod relay;
 pub mod replay;
 pub mod samples;
 pub mod security;

@@ -181,6 +181,7 @@ fn transactions(universe: &Universe, count: usize, rng: &mut Rng) -> Vec<Subscri
                 decode_done_unix_nanos: 4,
                 publish_unix_nanos: 5,
                 subscriber_recv_unix_nanos: 0,
+                ..Default::default()
             });
             let calls = 1 + rng.below(3) as usize;
             let decoded_instructions = (0..calls)

@@ -221,6 +221,11 @@ impl StreamService {
         }
     }
 
+    /// The numbering of the `sequence` numbers this service's streams carry.
+    pub fn numbering(&self) -> u64 {
+        self.feed.hub.numbering()
+    }
+
     fn with_caps(mut self, change: impl FnOnce(&mut PlaceCaps)) -> Self {
         let mut caps = self.places.caps();
         change(&mut caps);
@@ -401,10 +406,27 @@ fn session(
     }
 }
 
+/// Trailer of an `OUT_OF_RANGE` refusal of `from_slot`: the oldest slot whose updates are all
+/// still kept.
+pub const OLDEST_SLOT_HEADER: &str = "x-resume-oldest-slot";
+
+/// Response header naming the numbering of the stream's `sequence` numbers ([`Hub::numbering`]),
+/// in decimal.
+pub const NUMBERING_HEADER: &str = "x-stream-numbering";
+
 /// The status ending a stream whose `from_slot` cannot be served.
 fn resume_status(error: &ResumeError) -> Status {
     match error {
-        ResumeError::TooOld { .. } => Status::out_of_range(error.to_string()),
+        ResumeError::TooOld {
+            oldest_complete, ..
+        } => {
+            let mut status = Status::out_of_range(error.to_string());
+            // For programs (a relay resumes from there): the slot the message names.
+            status
+                .metadata_mut()
+                .insert(OLDEST_SLOT_HEADER, (*oldest_complete).into());
+            status
+        }
         ResumeError::Disabled | ResumeError::Overtaken { .. } => {
             Status::failed_precondition(error.to_string())
         }

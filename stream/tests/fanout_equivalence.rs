@@ -66,6 +66,7 @@ fn timing() -> impl Strategy<Value = Option<ServerTiming>> {
             publish_unix_nanos: base + 4 * step,
             // Stale per-subscriber values the publisher must not pass on.
             subscriber_recv_unix_nanos: step,
+            ..Default::default()
         }),
     )
 }

@@ -88,6 +88,7 @@ fn transaction(program: i32, name: &str, tx_index: u32, publish: u64) -> Subscri
                 decode_done_unix_nanos: publish - 1,
                 publish_unix_nanos: publish,
                 subscriber_recv_unix_nanos: 0,
+                ..Default::default()
             }),
             ..Default::default()
         })),

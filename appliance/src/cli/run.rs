@@ -46,6 +46,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .map(|s| redact_url(s))
             .collect();
         shown.cluster.rpc = shown.cluster.rpc.as_deref().map(redact_url);
+        shown.sources.relay = shown.sources.relay.as_deref().map(redact_url);
+        if shown.sources.relay_token.is_some() {
+            shown.sources.relay_token = Some("<redacted>".into());
+        }
         print!("{}", shown.to_toml());
         return Ok(());
     }
@@ -77,6 +81,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             bytes: config.grpc.recent_bytes,
         },
     );
+    if config.sources.relay.is_some() {
+        return run_relay(&config, feed, tokens, grpc_tls);
+    }
     let replaying = config.replay.file.is_some()
         || (config.sources.udp.is_empty() && config.sources.xdp.is_empty());
     let mut receive = open_sources(&config, replaying)?;
@@ -111,29 +118,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         };
         let target = receive.replay_target;
         let file = config.replay.file.as_deref();
+        let looping = looping.then_some(config.replay.first_slot);
         crate::replay::spawn(file, target, pacing, looping, Arc::clone(&shutdown))?;
     }
     let runtime = crate::grpc::runtime(config.grpc.realtime_priority)?;
-    let grpc = GrpcOptions {
-        address: config.grpc.address,
-        limits: FilterLimits {
-            max_filters: config.grpc.max_filters,
-            max_keys: config.grpc.max_keys,
-            ..FilterLimits::default()
-        },
-        max_subscribers: config.grpc.max_subscribers,
-        max_subscribers_per_ip: config.grpc.max_subscribers_per_ip,
-        max_subscribers_per_token: config.grpc.max_subscribers_per_token,
-        shutdown_timeout: std::time::Duration::from_secs(config.grpc.shutdown_timeout_secs),
-        tokens,
-        tls: grpc_tls,
-        connection_limits: ConnectionLimits {
-            per_ip: config.grpc.max_connections_per_ip,
-            first_bytes: std::time::Duration::from_secs(config.grpc.first_bytes_timeout_secs),
-        },
-        connections: Arc::clone(&metrics.connections),
-        compression: config.grpc.compression.clone(),
-    };
+    let grpc = grpc_options(&config, tokens, grpc_tls, &metrics);
     let served = runtime.block_on(serve_grpc(grpc, feed, stream_metrics, stop, stopped));
     shutdown.store(true, Ordering::Release);
     join_pipeline(pipeline)?;
@@ -148,6 +137,89 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .map_err(|_| anyhow::anyhow!("lookup-table thread panicked"))?;
     // Detach the XDP programs now that nothing reads their sockets.
     drop(receive.attachments);
+    frontends.stop()?;
+    served
+}
+
+/// The gRPC listener's settings from the configuration.
+fn grpc_options(
+    config: &Config,
+    tokens: Arc<front::auth::TokenSet>,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    metrics: &Metrics,
+) -> GrpcOptions {
+    GrpcOptions {
+        address: config.grpc.address,
+        limits: FilterLimits {
+            max_filters: config.grpc.max_filters,
+            max_keys: config.grpc.max_keys,
+            ..FilterLimits::default()
+        },
+        max_subscribers: config.grpc.max_subscribers,
+        max_subscribers_per_ip: config.grpc.max_subscribers_per_ip,
+        max_subscribers_per_token: config.grpc.max_subscribers_per_token,
+        shutdown_timeout: std::time::Duration::from_secs(config.grpc.shutdown_timeout_secs),
+        tokens,
+        tls,
+        connection_limits: ConnectionLimits {
+            per_ip: config.grpc.max_connections_per_ip,
+            first_bytes: std::time::Duration::from_secs(config.grpc.first_bytes_timeout_secs),
+        },
+        connections: Arc::clone(&metrics.connections),
+        compression: config.grpc.compression.clone(),
+    }
+}
+
+/// `--relay`: no receive path; the relay task publishes its origin's updates into `feed`, which
+/// the gRPC listener serves as usual.
+fn run_relay(
+    config: &Config,
+    feed: Feed,
+    tokens: Arc<front::auth::TokenSet>,
+    grpc_tls: Option<tonic::transport::ServerTlsConfig>,
+) -> anyhow::Result<()> {
+    let origin = crate::relay::link::Origin {
+        endpoint: config.sources.relay.clone().unwrap_or_default(),
+        token: config.sources.relay_token.clone(),
+        tls_ca: config.sources.relay_tls_ca.clone(),
+    };
+    info!(origin = %redact_url(&origin.endpoint), "relaying another appliance's stream");
+    let stream_metrics = Arc::new(StreamMetrics::default());
+    let metrics = Arc::new(Metrics::new(
+        Arc::clone(&stream_metrics),
+        feed.clone(),
+        config.grpc.subscriber_queue,
+        Vec::new(),
+        Vec::new(),
+    ));
+    let counters = Arc::new(crate::relay::counters::RelayCounters::default());
+    let _ = metrics.relay.set(Arc::clone(&counters));
+    let lookups = crate::cluster::lookup_tables::LookupTables::new(
+        decoder::lookup::CacheConfig {
+            max_entries: 1,
+            max_bytes: 1 << 20,
+        },
+        None,
+    )?
+    .0;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let stream = StreamParts {
+        metrics: Arc::clone(&metrics),
+        trust: Arc::new(crate::cluster::TrustStatus::new(
+            crate::cluster::TrustMode::Relayed,
+        )),
+        lookups: Arc::new(lookups),
+    };
+    let frontends = crate::frontends::start_http(config, Some(stream), &tokens, &stopped)?;
+    let runtime = crate::grpc::runtime(config.grpc.realtime_priority)?;
+    let grpc = grpc_options(config, tokens, grpc_tls, &metrics);
+    runtime.spawn(crate::relay::run(
+        origin,
+        feed.clone(),
+        counters,
+        stopped.clone(),
+    ));
+    let served = runtime.block_on(serve_grpc(grpc, feed, stream_metrics, stop, stopped));
     frontends.stop()?;
     served
 }

@@ -28,6 +28,8 @@ pub enum TrustMode {
     Trusted,
     /// Nothing checked (`decoder.authenticate = false`).
     Unauthenticated,
+    /// No shreds here: a relay re-serves its origin's stream, which the origin checked.
+    Relayed,
 }
 
 impl TrustMode {
@@ -36,6 +38,7 @@ impl TrustMode {
             Self::Verified => "verified",
             Self::Trusted => "trusted",
             Self::Unauthenticated => "unauthenticated",
+            Self::Relayed => "relayed",
         }
     }
 }

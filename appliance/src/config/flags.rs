@@ -83,6 +83,17 @@ pub struct RunArgs {
     /// Kernel receive buffer of each UDP socket, in bytes [default: 64 MiB].
     #[arg(long = "rx-buffer")]
     pub rx_buffer: Option<usize>,
+    /// Relay another appliance's stream instead of receiving shreds: its gRPC address
+    /// (http://HOST:PORT or https://...); subscribers here get everything it publishes, without
+    /// a gap across reconnects (docs/relay.md).
+    #[arg(long = "relay", value_name = "URL")]
+    pub relay: Option<String>,
+    /// Access token sent to the relay's origin (x-token).
+    #[arg(long = "relay-token", value_name = "TOKEN")]
+    pub relay_token: Option<String>,
+    /// PEM file of the CA that signed the relay origin's TLS certificate.
+    #[arg(long = "relay-tls-ca", value_name = "FILE")]
+    pub relay_tls_ca: Option<PathBuf>,
     /// Replay this shred capture (length-prefixed, pcap or ar).
     #[arg(long)]
     pub replay: Option<PathBuf>,
@@ -96,6 +107,10 @@ pub struct RunArgs {
     /// stays at --replay-rate), as a leader emits them, instead of one shred every 1/rate s.
     #[arg(long = "replay-burst")]
     pub replay_burst: bool,
+    /// First slot number of a looping replay (the embedded default loops) [default: the
+    /// capture's first slot].
+    #[arg(long = "replay-first-slot", value_name = "SLOT")]
+    pub replay_first_slot: Option<u64>,
     /// gRPC listen address [default: 127.0.0.1:9000].
     #[arg(long)]
     pub grpc: Option<SocketAddr>,
@@ -181,6 +196,19 @@ impl RunArgs {
         config.replay.burst |= self.replay_burst;
     }
 
+    /// `--relay`, `--relay-token`, `--relay-tls-ca`.
+    fn apply_relay_flags(&self, config: &mut Config) {
+        if self.relay.is_some() {
+            config.sources.relay.clone_from(&self.relay);
+        }
+        if self.relay_token.is_some() {
+            config.sources.relay_token.clone_from(&self.relay_token);
+        }
+        if self.relay_tls_ca.is_some() {
+            config.sources.relay_tls_ca.clone_from(&self.relay_tls_ca);
+        }
+    }
+
     /// `--rpc`, `--leader`, `--trust-feed`.
     fn apply_cluster_flags(&self, config: &mut Config) {
         if self.rpc.is_some() {
@@ -207,6 +235,7 @@ impl RunArgs {
         if self.replay.is_some() {
             config.replay.file.clone_from(&self.replay);
         }
+        self.apply_relay_flags(&mut config);
         if self.workers.is_some() {
             config.workers.count = self.workers;
         }
@@ -241,6 +270,9 @@ impl RunArgs {
             config.replay.rate = rate;
         }
         config.replay.looping |= self.replay_loop;
+        if self.replay_first_slot.is_some() {
+            config.replay.first_slot = self.replay_first_slot;
+        }
         if let Some(address) = self.grpc {
             config.grpc.address = address;
         }

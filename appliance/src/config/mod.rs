@@ -103,8 +103,12 @@ impl Config {
             && self.insights.db.is_none()
     }
 
+    /// A source of updates: shreds (UDP, AF_XDP, a replay file) or a relay's origin.
     fn has_shred_source(&self) -> bool {
-        !self.sources.udp.is_empty() || !self.sources.xdp.is_empty() || self.replay.file.is_some()
+        !self.sources.udp.is_empty()
+            || !self.sources.xdp.is_empty()
+            || self.replay.file.is_some()
+            || self.sources.relay.is_some()
     }
 
     /// The decoder core's configuration.
@@ -150,6 +154,32 @@ mod tests {
             "[archive]\nsources = [\"/a\"]\n[sources]\nstream = \"on\"\n"
         ));
         assert!(!with("[sources]\nstream = \"off\"\n"));
+        assert!(with(
+            "[archive]\nsources = [\"/a\"]\n[sources]\nrelay = \"http://o:9000\"\n"
+        ));
+    }
+
+    #[test]
+    fn a_relay_takes_no_shred_source() {
+        let check = |text: &str| Config::parse(text, Path::new("t")).unwrap().validate();
+        check("[sources]\nrelay = \"http://o:9000\"\n").unwrap();
+        for (text, says) in [
+            ("[sources]\nrelay = \"o:9000\"\n", "not an http"),
+            (
+                "[sources]\nrelay = \"http://o:9000\"\nudp = [\"127.0.0.1:1\"]\n",
+                "no shred source",
+            ),
+            (
+                "[sources]\nrelay = \"http://o:9000\"\nstream = \"off\"\n",
+                "a relay streams",
+            ),
+        ] {
+            let error = check(text).unwrap_err().to_string();
+            assert!(
+                error.contains("sources.relay") && error.contains(says),
+                "{error}"
+            );
+        }
     }
 
     #[test]

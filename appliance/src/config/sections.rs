@@ -67,6 +67,13 @@ pub struct Sources {
     pub xdp_bind: BindPreference,
     /// Busy-poll the AF_XDP rings instead of sleeping in poll(2): one full core per queue.
     pub busy_poll: bool,
+    /// Relay another appliance's stream (`http(s)://host:port` of its gRPC address) instead of
+    /// receiving shreds: a second tier (docs/relay.md). Excludes every shred source.
+    pub relay: Option<String>,
+    /// `x-token` sent to the relay's origin.
+    pub relay_token: Option<String>,
+    /// PEM file of the CA that signed the relay origin's certificate (https origins).
+    pub relay_tls_ca: Option<PathBuf>,
 }
 
 impl Default for Sources {
@@ -84,6 +91,9 @@ impl Default for Sources {
             xdp_attach: AttachMode::Auto,
             xdp_bind: BindPreference::Auto,
             busy_poll: false,
+            relay: None,
+            relay_token: None,
+            relay_tls_ca: None,
         }
     }
 }
@@ -103,6 +113,9 @@ pub struct Replay {
     /// Send each FEC set's shreds back to back (its first shred paced, so the average stays at
     /// `rate`), as a leader emits them, instead of one shred every 1/rate s.
     pub burst: bool,
+    /// The first slot number of a looping replay (default: the capture's first slot), so that a
+    /// restarted appliance continues the chain forward as a live cluster would.
+    pub first_slot: Option<u64>,
 }
 
 impl Default for Replay {
@@ -112,6 +125,7 @@ impl Default for Replay {
             rate: 5_000,
             looping: false,
             burst: false,
+            first_slot: None,
         }
     }
 }

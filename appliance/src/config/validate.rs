@@ -63,10 +63,41 @@ impl Config {
             64 << 10,
             1 << 30,
         )?;
+        self.validate_relay()?;
         if self.replay.rate == 0 {
             return Err(ConfigError::Invalid {
                 field: "replay.rate",
                 reason: "must be positive".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A relay re-serves its origin's stream: no shreds of its own, and an http(s) origin.
+    fn validate_relay(&self) -> Result<(), ConfigError> {
+        let Some(origin) = &self.sources.relay else {
+            return Ok(());
+        };
+        if !(origin.starts_with("http://") || origin.starts_with("https://")) {
+            return Err(ConfigError::Invalid {
+                field: "sources.relay",
+                reason: format!("{origin:?} is not an http:// or https:// gRPC address"),
+            });
+        }
+        let shreds = !self.sources.udp.is_empty()
+            || !self.sources.xdp.is_empty()
+            || self.replay.file.is_some();
+        if shreds {
+            return Err(ConfigError::Invalid {
+                field: "sources.relay",
+                reason: "a relay takes no shred source (udp, xdp, replay): it re-serves its origin"
+                    .into(),
+            });
+        }
+        if self.sources.stream == super::StreamMode::Off {
+            return Err(ConfigError::Invalid {
+                field: "sources.relay",
+                reason: "a relay streams: sources.stream = \"off\" contradicts it".into(),
             });
         }
         Ok(())

@@ -26,7 +26,7 @@ use front::exposition::{Kind, family, histogram, sample, single};
 use stream_proto::stream::ServerTiming;
 
 pub mod console;
-mod worker_text;
+pub(crate) mod worker_text;
 use worker_text::{
     by_label, counter, render_batches, render_decode, render_latency, render_shreds,
 };
@@ -226,6 +226,8 @@ pub struct Metrics {
     pub connections: Arc<ConnectionCounters>,
     /// The soft descriptor limit in force (`crate::fd_limit`); 0 = unknown.
     pub fd_limit: std::sync::atomic::AtomicU64,
+    /// The relay's counters, on a relay (`run --relay`).
+    pub relay: std::sync::OnceLock<Arc<crate::relay::counters::RelayCounters>>,
 }
 
 impl Metrics {
@@ -249,6 +251,7 @@ impl Metrics {
             sources,
             connections: Arc::default(),
             fd_limit: Default::default(),
+            relay: std::sync::OnceLock::new(),
         }
     }
 
@@ -286,6 +289,9 @@ impl Metrics {
         self.render_gauges(&worker, &mut out);
         self.render_workers(&snapshots, &mut out);
         render_latency(&worker.stage_latency, &mut out);
+        if let Some(relay) = self.relay.get() {
+            relay.render(&mut out);
+        }
         out
     }
 

@@ -9,12 +9,12 @@ use front::exposition::{Kind, family, sample, single};
 use super::{Histogram, STAGES, WorkerCounters};
 
 /// A counter family of one unlabelled sample.
-pub(super) fn counter(out: &mut String, name: &str, help: &str, value: u64) {
+pub(crate) fn counter(out: &mut String, name: &str, help: &str, value: u64) {
     single(out, name, Kind::Counter, Some(help), value);
 }
 
 /// A counter family with one label: a sample per `(label value, count)`.
-pub(super) fn by_label<'a>(
+pub(crate) fn by_label<'a>(
     out: &mut String,
     name: &str,
     help: &str,

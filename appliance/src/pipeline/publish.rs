@@ -76,6 +76,7 @@ impl<F: FnMut(&ServerTiming)> Publisher<'_, F> {
                 decode_done_unix_nanos: decode_done,
                 publish_unix_nanos: unix_nanos().max(decode_done),
                 subscriber_recv_unix_nanos: 0,
+                ..Default::default()
             };
             (self.published)(&timing);
             stamp_timing(&mut update, timing);

@@ -28,11 +28,13 @@ const REPLAY_KEY_SEED: [u8; 32] = *b"shred-appliance-replay-leader-01";
 
 /// Plays the captures in a loop until shutdown, renumbering every slot so the passes follow each
 /// other like a live chain: slot gaps of the capture are kept, each slot's parent is the slot
-/// played before it, and each first FEC set chains to the previous slot's last root.
+/// played before it, and each first FEC set chains to the previous slot's last root. The first
+/// slot played is `first_slot` when given (a restarted appliance continues the chain), else the
+/// capture's first.
 fn replay_loop(
     captures: &[Vec<u8>],
     target: SocketAddr,
-    pacing: Pacing,
+    (pacing, first_slot): (Pacing, Option<u64>),
     reslotter: &Reslotter,
     shutdown: &AtomicBool,
 ) -> anyhow::Result<u64> {
@@ -49,9 +51,10 @@ fn replay_loop(
             }
         }
     }
-    let Some(&(first_slot, _)) = slots.first() else {
+    let Some(&(captured_first, _)) = slots.first() else {
         bail!("the replay capture is empty");
     };
+    let first_slot = first_slot.unwrap_or(captured_first);
     let mut sender = ReplaySender::new(target, pacing)?;
     let mut previous = (first_slot.saturating_sub(1), [0u8; 32]);
     while !shutdown.load(Ordering::Acquire) {
@@ -209,12 +212,12 @@ impl ReplaySender {
 }
 
 /// Starts the replay thread: the configured capture (or the bundled slots) sent to `target`,
-/// looped and re-signed when `looping`, until `shutdown`.
+/// looped and re-signed when `looping` (numbered from `first_slot` when given), until `shutdown`.
 pub fn spawn(
     file: Option<&std::path::Path>,
     target: SocketAddr,
     pacing: Pacing,
-    looping: bool,
+    looping: Option<Option<u64>>,
     shutdown: std::sync::Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
     let captures = match file {
@@ -226,10 +229,15 @@ pub fn spawn(
     std::thread::Builder::new()
         .name("replay".into())
         .spawn(move || {
-            let result = if looping {
-                replay_loop(&captures, target, pacing, &replay_reslotter(), &shutdown)
-            } else {
-                replay(&captures, target, pacing)
+            let result = match looping {
+                Some(first_slot) => replay_loop(
+                    &captures,
+                    target,
+                    (pacing, first_slot),
+                    &replay_reslotter(),
+                    &shutdown,
+                ),
+                None => replay(&captures, target, pacing),
             };
             match result {
                 Ok(sent) => tracing::info!(sent, "replay finished"),

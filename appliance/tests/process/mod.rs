@@ -89,6 +89,16 @@ pub fn start_replay(extra: &[&str], data_dir: &Path) -> (Appliance, SocketAddr, 
     (Appliance { child }, grpc, http)
 }
 
+/// `appliance run` on the given gRPC and HTTP addresses (to restart a process on the same ones),
+/// its data in `data_dir`, with `extra` flags.
+pub fn start_on(grpc: SocketAddr, http: SocketAddr, extra: &[&str], data_dir: &Path) -> Appliance {
+    let child = run_command(grpc, http, data_dir)
+        .args(extra)
+        .spawn()
+        .unwrap();
+    Appliance { child }
+}
+
 /// `appliance run` on `grpc` and `http` with its data in `data_dir`, output discarded.
 fn run_command(grpc: SocketAddr, http: SocketAddr, data_dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_appliance"));

@@ -1236,6 +1236,7 @@ mod light {
                 decode_done_unix_nanos: base + 3,
                 publish_unix_nanos: base + 4,
                 subscriber_recv_unix_nanos: base + 5,
+                ..Default::default()
             }
         }
 

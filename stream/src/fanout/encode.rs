@@ -457,6 +457,7 @@ mod tests {
                 decode_done_unix_nanos: 4,
                 publish_unix_nanos: 5,
                 subscriber_recv_unix_nanos: 0,
+                ..Default::default()
             }),
             loaded_writable_addresses: vec![vec![3; 32], Vec::new()],
             loaded_readonly_addresses: vec![vec![4; 32]],

@@ -29,6 +29,20 @@ use super::recent::{RecentBounds, RecentBuffer};
 use super::registration::{Registration, SessionId};
 use crate::filter::{Filters, IndexSet, Matches, UpdateKind, UpdateView};
 
+/// A random, non-zero 64-bit number (the standard library's per-process random hash keys, mixed
+/// with the time).
+fn random_numbering() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    hasher.finish().max(1)
+}
+
 /// The shortest wait before a rebuild (coalescing window).
 pub const REBUILD_DELAY_MIN: Duration = Duration::from_millis(10);
 /// The longest wait before a rebuild.
@@ -88,6 +102,9 @@ pub struct Hub {
     next_session: AtomicU64,
     sessions: AtomicUsize,
     stats: HubStats,
+    /// This hub's numbering of `SubscribeUpdate.sequence`: random, new with every process, so
+    /// that a client (a relay) tells a restarted server's numbers from the ones it had.
+    numbering: u64,
 }
 
 impl Hub {
@@ -117,7 +134,14 @@ impl Hub {
             next_session: AtomicU64::new(1),
             sessions: AtomicUsize::new(0),
             stats: HubStats::default(),
+            numbering: random_numbering(),
         })
+    }
+
+    /// The identity of this hub's `sequence` numbers (sent as the `x-stream-numbering` response
+    /// header): a number of another hub, or of this process before a restart, is not comparable.
+    pub fn numbering(&self) -> u64 {
+        self.numbering
     }
 
     pub fn queue_capacity(&self) -> usize {

@@ -17,7 +17,7 @@ use tonic::server::NamedService;
 use tonic::{Status, Streaming};
 use tonic_prost::ProstCodec;
 
-use super::{Client, StreamService};
+use super::{Client, NUMBERING_HEADER, StreamService};
 use crate::fanout::OutboundUpdate;
 
 /// The gRPC method path.
@@ -104,11 +104,20 @@ impl Service<tonic::Request<Streaming<SubscribeRequest>>> for SubscribeDecoded {
         let ip = request.remote_addr().map(|address| address.ip());
         let (metadata, _, requests) = request.into_parts();
         let token = metadata.get("x-token").map(|value| value.as_bytes());
+        let numbering = self.0.numbering();
         let stream = self
             .0
             .subscribe(requests, Client { ip, token })
             .map(|stream| -> UpdateStream { Box::pin(stream) });
-        Box::pin(async move { stream.map(tonic::Response::new) })
+        Box::pin(async move {
+            stream.map(|stream| {
+                let mut response = tonic::Response::new(stream);
+                response
+                    .metadata_mut()
+                    .insert(NUMBERING_HEADER, numbering.into());
+                response
+            })
+        })
     }
 }
 
