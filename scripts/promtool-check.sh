@@ -37,7 +37,8 @@ PIDS+=($!)
 BASE=""
 for _ in 1 2 3 4 5; do
     HTTP_PORT=$(free_port)
-    target/debug/appliance run --grpc "127.0.0.1:$(free_port)" --http "127.0.0.1:$HTTP_PORT" \
+    GRPC_PORT=$(free_port)
+    target/debug/appliance run --grpc "127.0.0.1:$GRPC_PORT" --http "127.0.0.1:$HTTP_PORT" \
         --archive "$WORK/archive" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --stream on \
         --insights-db "$WORK/insights.redb" --insights-poll 20ms --data-dir "$WORK/data" \
         >"$WORK/appliance.log" 2>&1 &
@@ -85,3 +86,23 @@ if grep '^# TYPE ' "$WORK/metrics.txt" | grep -v '^# TYPE appliance_'; then
     exit 1
 fi
 echo "promtool-check: /metrics passes promtool check metrics (${families} families, all appliance_*)"
+
+# A relay of that appliance (docs/relay.md): its own families, once it has relayed updates.
+RELAY_HTTP=$(free_port)
+target/debug/appliance run --relay "http://127.0.0.1:$GRPC_PORT" --grpc "127.0.0.1:$(free_port)" \
+    --http "127.0.0.1:$RELAY_HTTP" --data-dir "$WORK/relay-data" >"$WORK/relay.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 300); do
+    if curl -s "http://127.0.0.1:$RELAY_HTTP/metrics" 2>/dev/null | grep -q '^appliance_relay_published_total [1-9]'; then break; fi
+    sleep 0.2
+done
+curl -s "http://127.0.0.1:$RELAY_HTTP/metrics" >"$WORK/relay-metrics.txt"
+grep -q '^appliance_relay_published_total [1-9]' "$WORK/relay-metrics.txt" || {
+    echo "promtool-check: the relay published nothing" >&2; cat "$WORK/relay.log" >&2; exit 1; }
+promtool check metrics <"$WORK/relay-metrics.txt" || {
+    echo "promtool-check: promtool refused the relay's /metrics" >&2; exit 1; }
+if grep '^# TYPE ' "$WORK/relay-metrics.txt" | grep -v '^# TYPE appliance_'; then
+    echo "promtool-check: the relay's families above lack the appliance_ prefix" >&2
+    exit 1
+fi
+echo "promtool-check: the relay's /metrics passes too ($(grep -c '^# TYPE ' "$WORK/relay-metrics.txt") families)"

@@ -18,6 +18,7 @@ use decoder::entry::EntryBatch;
 use decoder::fec::FecConfig;
 use decoder::{DecoderConfig, LeaderSchedule, ShredDecoder};
 
+pub mod appliance_process;
 pub mod steady;
 
 /// The folder of the reference shred fixtures, relative to this crate.

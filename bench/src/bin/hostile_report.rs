@@ -16,14 +16,14 @@
 //!
 //! `cargo build --release -p appliance -p bench && target/release/hostile_report`
 
+use bench::appliance_process::{Appliance, metric};
 use std::io::Write;
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Parser;
 use stream_proto::stream::SubscribeRequest;
 use stream_proto::stream::stream_client::StreamClient;
@@ -74,83 +74,6 @@ impl Footprint {
             fds: self.fds.max(other.fds),
         }
     }
-}
-
-/// The appliance under test; killed when dropped.
-struct Appliance {
-    child: Child,
-    grpc: SocketAddr,
-    http: SocketAddr,
-    _data: tempfile::TempDir,
-}
-
-impl Drop for Appliance {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_address() -> anyhow::Result<SocketAddr> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?)
-}
-
-fn start(args: &Args) -> anyhow::Result<Appliance> {
-    let (grpc, http) = (free_address()?, free_address()?);
-    let data = tempfile::tempdir()?;
-    let child = Command::new(&args.appliance)
-        .args([
-            "run",
-            "--grpc",
-            &grpc.to_string(),
-            "--http",
-            &http.to_string(),
-        ])
-        .args(["--replay-rate", &args.replay_rate.to_string()])
-        .args(["--data-dir", &data.path().display().to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("starting {}", args.appliance))?;
-    let appliance = Appliance {
-        child,
-        grpc,
-        http,
-        _data: data,
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while metrics(appliance.http).is_err() {
-        if Instant::now() > deadline {
-            bail!("the appliance did not answer /metrics");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok(appliance)
-}
-
-/// `/metrics` over a plain HTTP/1.1 GET.
-fn metrics(http: SocketAddr) -> anyhow::Result<String> {
-    use std::io::Read;
-    let mut stream = TcpStream::connect(http)?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    stream.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?;
-    let mut text = String::new();
-    stream.read_to_string(&mut text)?;
-    if !text.starts_with("HTTP/1.1 200") {
-        bail!("/metrics answered {}", text.lines().next().unwrap_or(""));
-    }
-    Ok(text)
-}
-
-/// The sum of every `/metrics` sample whose line starts with `prefix`.
-fn metric(http: SocketAddr, prefix: &str) -> u64 {
-    let Ok(text) = metrics(http) else {
-        return 0;
-    };
-    text.lines()
-        .filter(|line| line.starts_with(prefix))
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum::<f64>() as u64
 }
 
 /// The peak footprint while `during` runs, sampled every 50 ms.
@@ -207,7 +130,10 @@ struct Row {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let appliance = start(&args)?;
+    let appliance = bench::appliance_process::start(
+        &args.appliance,
+        &["--replay-rate", &args.replay_rate.to_string()],
+    )?;
     std::thread::sleep(Duration::from_secs(3));
     let runtime = tokio::runtime::Runtime::new()?;
     let rows = vec![
