@@ -223,6 +223,21 @@ async fn from_slot_older_than_the_buffer_is_out_of_range_and_a_future_one_starts
         "{}",
         status.message()
     );
+    // For programs (a relay resumes from there): the slot the message names, as a trailer.
+    let oldest: u64 = status
+        .metadata()
+        .get("x-resume-oldest-slot")
+        .expect("the x-resume-oldest-slot trailer")
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(oldest > first_slot, "oldest complete {oldest}");
+    assert!(
+        status.message().ends_with(&format!("is {oldest}")),
+        "{}",
+        status.message()
+    );
     assert_eq!(metric(http, "appliance_resume_refused_total "), 1);
     assert!(metric(http, "appliance_resume_buffer_slots ") <= 3);
 
