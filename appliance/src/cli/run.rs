@@ -81,6 +81,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             bytes: config.grpc.recent_bytes,
         },
     );
+    feed.hub().replay_pace().set_rate(config.grpc.resume_rate);
     if config.sources.relay.is_some() {
         return run_relay(&config, feed, tokens, grpc_tls);
     }

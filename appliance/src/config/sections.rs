@@ -130,6 +130,9 @@ impl Default for Replay {
     }
 }
 
+/// `[grpc] resume_rate`: measured with `bench/src/bin/resume_relay.rs storm` (bench/README.md).
+pub const DEFAULT_RESUME_RATE: u64 = 200_000;
+
 /// The gRPC stream frontend.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -146,6 +149,9 @@ pub struct Grpc {
     pub recent_slots: usize,
     /// Bytes of published updates kept for resuming streams, oldest out beyond it.
     pub recent_bytes: usize,
+    /// Updates per second that the replays of all resuming streams together may send (0 = no
+    /// limit), so that many resumes at once leave the live stream its CPU.
+    pub resume_rate: u64,
     /// Streams open at once from one remote address; one more is refused with RESOURCE_EXHAUSTED.
     pub max_subscribers_per_ip: usize,
     /// Streams open at once with one access token (`x-token`), whatever their addresses; counted
@@ -194,6 +200,7 @@ impl Default for Grpc {
             subscriber_queue_max_age_secs: stream::fanout::queue::DEFAULT_QUEUE_MAX_AGE.as_secs(),
             recent_slots: stream::fanout::recent::DEFAULT_RECENT_SLOTS,
             recent_bytes: stream::fanout::recent::DEFAULT_RECENT_BYTES,
+            resume_rate: DEFAULT_RESUME_RATE,
             max_subscribers_per_ip: stream::service::DEFAULT_MAX_SESSIONS_PER_IP,
             max_subscribers_per_token: stream::service::DEFAULT_MAX_SESSIONS_PER_TOKEN,
             max_connections_per_ip: 200,

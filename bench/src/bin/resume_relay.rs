@@ -51,6 +51,9 @@ enum Measure {
         /// Slots the buffer keeps (the default of `[grpc] recent_slots`).
         #[arg(long, default_value_t = 150)]
         recent_slots: u32,
+        /// `[grpc] resume_rate` of the appliance (updates/s of all replays; 0 = no limit).
+        #[arg(long, default_value_t = 200_000)]
+        resume_rate: u64,
         /// Seconds of live latency before the storm that are compared.
         #[arg(long, default_value_t = 10)]
         window_secs: u64,
@@ -90,11 +93,11 @@ async fn subscribe(
     Ok(client.subscribe_decoded(outbound).await?.into_inner())
 }
 
-/// (receive instant, µs from the origin's publish) of every timed update, and the newest
-/// sequence seen.
+/// Per timed update: (receive instant, µs from publish to this client, µs from publish to the
+/// server's session taking it off its queue), and the newest sequence seen.
 #[derive(Default)]
 struct Samples {
-    latencies: Vec<(Instant, u64)>,
+    latencies: Vec<(Instant, u64, u64)>,
     newest_sequence: u64,
 }
 
@@ -107,8 +110,11 @@ async fn live(grpc: SocketAddr, samples: Arc<Mutex<Samples>>) -> anyhow::Result<
         let mut samples = samples.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
         samples.newest_sequence = samples.newest_sequence.max(update.sequence);
         if let Some(timing) = timing(&update) {
-            let micros = now.saturating_sub(timing.publish_unix_nanos) / 1_000;
-            samples.latencies.push((Instant::now(), micros));
+            let micros = |later: u64| later.saturating_sub(timing.publish_unix_nanos) / 1_000;
+            let server = micros(timing.subscriber_recv_unix_nanos);
+            samples
+                .latencies
+                .push((Instant::now(), micros(now), server));
         }
     }
     Ok(())
@@ -147,10 +153,22 @@ async fn resume(grpc: SocketAddr, from_slot: u64, target: u64) -> anyhow::Result
 async fn storm(
     args: &Args,
     (resumers, live_count, recent_slots, window_secs): (usize, usize, u32, u64),
+    resume_rate: u64,
 ) -> anyhow::Result<()> {
+    // Every client comes from 127.0.0.1: lift the per-address cap (100) above them all.
+    let config = tempfile::NamedTempFile::new()?;
+    std::fs::write(
+        config.path(),
+        format!(
+            "[grpc]\nmax_subscribers_per_ip = {}\nresume_rate = {resume_rate}\n",
+            resumers + live_count + 8
+        ),
+    )?;
     let appliance = start(
         &args.appliance,
         &[
+            "--config",
+            &config.path().display().to_string(),
             "--replay-rate",
             &args.replay_rate.to_string(),
             "--recent-slots",
@@ -170,7 +188,9 @@ async fn storm(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     tokio::time::sleep(Duration::from_secs(window_secs)).await;
-    let oldest = metric(appliance.http, "appliance_resume_buffer_oldest_slot") + 1;
+    // A second of margin: the buffer keeps evicting (~14 slots/s at 5,000 shreds/s) while the
+    // resumers connect.
+    let oldest = metric(appliance.http, "appliance_resume_buffer_oldest_slot") + 15;
     let kept = metric(appliance.http, "appliance_resume_buffer_updates");
     let (storm_start, target) = {
         let samples = samples.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
@@ -189,6 +209,7 @@ async fn storm(
     let storm_end = Instant::now();
     report_storm(&appliance, &samples, (storm_start, storm_end), window_secs)?;
     took.sort_by(f64::total_cmp);
+    println!("resume_rate {resume_rate} updates/s");
     println!(
         "{resumers} resumes from slot {oldest} ({kept} updates kept): {read} updates read, \
          each took {:.2}–{:.2} s, all done in {:.2} s",
@@ -207,18 +228,22 @@ fn report_storm(
 ) -> anyhow::Result<()> {
     let samples = samples.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
     let calm_from = start - Duration::from_secs(window_secs);
-    let calm = samples
-        .latencies
-        .iter()
-        .filter(|(at, _)| *at >= calm_from && *at < start)
-        .map(|(_, micros)| *micros);
-    let during = samples
-        .latencies
-        .iter()
-        .filter(|(at, _)| *at >= start && *at <= end)
-        .map(|(_, micros)| *micros);
-    println!("live publish → receive, before: {}", quantiles(calm)?);
-    println!("live publish → receive, during: {}", quantiles(during)?);
+    let calm = |at: &Instant| *at >= calm_from && *at < start;
+    let during = |at: &Instant| *at >= start && *at <= end;
+    for (phase, in_phase) in [
+        ("before", &calm as &dyn Fn(&Instant) -> bool),
+        ("during", &during),
+    ] {
+        let client = samples.latencies.iter().filter(|s| in_phase(&s.0));
+        println!(
+            "live publish → client receive, {phase}: {}",
+            quantiles(client.clone().map(|s| s.1))?
+        );
+        println!(
+            "live publish → session dequeue (server), {phase}: {}",
+            quantiles(client.map(|s| s.2))?
+        );
+    }
     println!(
         "live subscribers cut for lag: {}",
         metric(
@@ -310,8 +335,16 @@ fn main() -> anyhow::Result<()> {
                 resumers,
                 live,
                 recent_slots,
+                resume_rate,
                 window_secs,
-            } => storm(&args, (resumers, live, recent_slots, window_secs)).await,
+            } => {
+                storm(
+                    &args,
+                    (resumers, live, recent_slots, window_secs),
+                    resume_rate,
+                )
+                .await
+            }
             Measure::Hop { seconds } => hop(&args, seconds).await,
         }
     })

@@ -105,6 +105,8 @@ pub struct Hub {
     /// This hub's numbering of `SubscribeUpdate.sequence`: random, new with every process, so
     /// that a client (a relay) tells a restarted server's numbers from the ones it had.
     numbering: u64,
+    /// The budget every resuming session's replay shares.
+    replay_pace: super::pace::ReplayPace,
 }
 
 impl Hub {
@@ -135,7 +137,13 @@ impl Hub {
             sessions: AtomicUsize::new(0),
             stats: HubStats::default(),
             numbering: random_numbering(),
+            replay_pace: super::pace::ReplayPace::default(),
         })
+    }
+
+    /// The replays' shared budget (`set_rate` configures it; unpaced by default).
+    pub fn replay_pace(&self) -> &super::pace::ReplayPace {
+        &self.replay_pace
     }
 
     /// The identity of this hub's `sequence` numbers (sent as the `x-stream-numbering` response

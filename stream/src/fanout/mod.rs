@@ -18,6 +18,7 @@
 //! - [`queue`]: each session's queue, bounded in updates, bytes and age, and its lag state.
 //! - [`recent`]: the recent-slot buffer: every update of the last slots, numbered, for resuming
 //!   sessions (`from_slot`).
+//! - [`pace`]: the replays' shared budget of updates per second.
 //! - [`subscriber`]: the session's side (start/replace, resume, take, personalise, lag end).
 //! - [`encode`]: the shared encoding and the per-subscriber `prost::Message` written around it.
 //!
@@ -30,6 +31,7 @@ pub mod anchor;
 pub mod encode;
 pub mod hub;
 pub mod index;
+pub mod pace;
 pub mod queue;
 pub mod recent;
 pub mod registration;

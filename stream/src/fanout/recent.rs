@@ -21,7 +21,10 @@ pub const DEFAULT_RECENT_SLOTS: usize = 150;
 /// Bytes kept (counted as [`retained_bytes`]) unless configured otherwise.
 pub const DEFAULT_RECENT_BYTES: usize = 256 << 20;
 /// Updates a cursor takes per lock.
-const READ_BATCH: usize = 64;
+pub const READ_BATCH: usize = 64;
+/// Entries of slots before the cursor's looked at per read, in batches: the lock is held for at
+/// most this many batches' worth.
+const SKIP_FACTOR: usize = 16;
 
 /// Memory a kept update holds beyond its shared encoding: the published message itself (kept for
 /// re-matching) and the allocations behind it. Measured (`bench/scripts/resume_memory.sh`): the
@@ -262,19 +265,31 @@ impl RecentBuffer {
             .front()
             .map_or(state.next_sequence, |entry| entry.sequence);
         if cursor.next < first {
-            return Err(ResumeError::Overtaken { next: cursor.next });
+            // Evicted before this cursor read them: lost to it only if any was of its slots.
+            let lost = state
+                .evicted_through
+                .is_some_and(|evicted| evicted >= cursor.from_slot);
+            if lost {
+                return Err(ResumeError::Overtaken { next: cursor.next });
+            }
+            cursor.next = first;
         }
         // Sequences increase along the buffer but skip the updates without a slot.
         let start = state
             .entries
             .partition_point(|entry| entry.sequence < cursor.next);
+        // A batch is READ_BATCH updates taken; skipping older slots' updates costs less, so at
+        // most SKIP_FACTOR batches are looked at under one lock.
         let (mut taken, mut looked) = (0, 0);
-        for entry in state.entries.range(start..).take(READ_BATCH) {
+        for entry in state.entries.range(start..).take(READ_BATCH * SKIP_FACTOR) {
             cursor.next = entry.sequence + 1;
             looked += 1;
             if entry.slot >= cursor.from_slot {
                 out.push_back(Arc::clone(&entry.update));
                 taken += 1;
+                if taken == READ_BATCH as u64 {
+                    break;
+                }
             }
         }
         // The end of the buffer; numbered updates after it (without a slot) were never kept.
@@ -445,6 +460,34 @@ mod tests {
             buffer.read(&mut cursor, &mut out),
             Err(ResumeError::Overtaken { next: 1 })
         );
+    }
+
+    #[test]
+    fn evicting_only_older_slots_than_asked_does_not_overtake_a_cursor() {
+        let buffer = RecentBuffer::new(RecentBounds {
+            slots: 4,
+            bytes: 1 << 30,
+        });
+        for slot in 0..4 {
+            buffer.append(&transaction(slot, 10));
+        }
+        // The cursor starts at the oldest entry (slot 0) but asks for slots from 3.
+        let mut cursor = buffer.cursor(3).unwrap();
+        // Slots 0 and 1 are evicted before it reads: nothing of its slots is lost.
+        buffer.append(&transaction(4, 10));
+        buffer.append(&transaction(5, 10));
+        let (read, _) = read_all(&buffer, &mut cursor);
+        assert_eq!(read.len(), 3, "slots 3, 4 and 5");
+        // Asked from slot 2, and slot 2 evicted unread: overtaken.
+        let mut late = buffer.cursor(3).unwrap();
+        late.from_slot = 2;
+        buffer.append(&transaction(6, 10));
+        buffer.append(&transaction(7, 10));
+        let mut out = VecDeque::new();
+        assert!(matches!(
+            buffer.read(&mut late, &mut out),
+            Err(ResumeError::Overtaken { .. })
+        ));
     }
 
     #[test]

@@ -100,6 +100,9 @@ impl Subscriber {
         if self.current.is_none() {
             return std::future::pending().await;
         }
+        if self.needs_replay_read() {
+            self.hub.replay_pace().wait_for_batch().await;
+        }
         if let Some(replayed) = self.next_replayed() {
             return Some(replayed);
         }
@@ -111,8 +114,12 @@ impl Subscriber {
         }
     }
 
-    /// The next delivery if one is ready.
+    /// The next delivery if one is ready. While resuming, only what the last replay read holds
+    /// (reading more waits for the replay budget, in `next`).
     pub fn try_next(&mut self) -> Option<Delivery> {
+        if self.needs_replay_read() && !self.hub.replay_pace().try_book_batch() {
+            return None;
+        }
         if let Some(replayed) = self.next_replayed() {
             return Some(replayed);
         }
@@ -122,6 +129,13 @@ impl Subscriber {
                 return Some(delivery);
             }
         }
+    }
+
+    /// Whether the resume must read the buffer again for its next delivery.
+    fn needs_replay_read(&self) -> bool {
+        self.resume
+            .as_ref()
+            .is_some_and(|resume| resume.pending.is_empty() && resume.caught_up.is_none())
     }
 
     /// Whether a live delivery is new to this session: not covered by a resume's cursor.
