@@ -28,38 +28,44 @@ impl ReplayPace {
         self.batch_nanos.store(nanos, Ordering::Relaxed);
     }
 
-    /// The moment the next batch may be read, booked now.
-    pub fn book_batch(&self) -> Option<Instant> {
-        let nanos = self.batch_nanos.load(Ordering::Relaxed);
-        if nanos == 0 {
-            return None;
+    /// The budget's cost of one batch; `None` when unpaced.
+    fn batch_cost(&self) -> Option<Duration> {
+        match self.batch_nanos.load(Ordering::Relaxed) {
+            0 => None,
+            nanos => Some(Duration::from_nanos(nanos)),
         }
+    }
+
+    /// Books the next batch at the first free moment not before now, if `may_book(moment, now)`
+    /// accepts it; returns the moment.
+    fn book(
+        &self,
+        cost: Duration,
+        may_book: impl FnOnce(Instant, Instant) -> bool,
+    ) -> Option<Instant> {
         let now = Instant::now();
         let mut next_free = self
             .next_free
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let at = next_free.map_or(now, |free| free.max(now));
-        *next_free = Some(at + Duration::from_nanos(nanos));
-        Some(at)
+        may_book(at, now).then(|| {
+            *next_free = Some(at + cost);
+            at
+        })
     }
 
-    /// Books the next batch only if it may be read now (always when unpaced).
+    /// The moment the next batch may be read, booked now (`None` when unpaced).
+    pub fn book_batch(&self) -> Option<Instant> {
+        self.book(self.batch_cost()?, |_, _| true)
+    }
+
+    /// Books the next batch only if it may be read now (always true when unpaced).
     pub fn try_book_batch(&self) -> bool {
-        let nanos = self.batch_nanos.load(Ordering::Relaxed);
-        if nanos == 0 {
+        let Some(cost) = self.batch_cost() else {
             return true;
-        }
-        let now = Instant::now();
-        let mut next_free = self
-            .next_free
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if next_free.is_some_and(|free| free > now) {
-            return false;
-        }
-        *next_free = Some(now + Duration::from_nanos(nanos));
-        true
+        };
+        self.book(cost, |at, now| at <= now).is_some()
     }
 
     /// Waits for this session's turn to read a batch.
@@ -83,6 +89,8 @@ mod tests {
         let pace = ReplayPace::default();
         assert_eq!(pace.book_batch(), None, "unpaced by default");
         pace.set_rate(64_000); // one batch per millisecond
+        assert!(pace.try_book_batch(), "a free budget books at once");
+        std::thread::sleep(Duration::from_millis(2));
         let first = pace.book_batch().unwrap();
         let booked: Vec<Instant> = (0..10).map(|_| pace.book_batch().unwrap()).collect();
         assert_eq!(booked[9] - first, Duration::from_millis(10));
