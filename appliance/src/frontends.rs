@@ -151,12 +151,19 @@ fn metrics_renderer(
     })
 }
 
-/// `/health`'s trust mode and leader schedule age, or `"stream":"off"` when serving HTTP only.
+/// `/health`'s trust mode and leader schedule age (and a relay's link), or `"stream":"off"` when serving HTTP only.
 fn health_fields(stream: Option<&StreamParts>) -> HealthFields {
     match stream {
         Some(stream) => {
             let trust = Arc::clone(&stream.trust);
-            Arc::new(move || trust.health_fields())
+            let metrics = Arc::clone(&stream.metrics);
+            Arc::new(move || {
+                let mut fields = trust.health_fields();
+                if let Some(relay) = metrics.relay.get() {
+                    fields.push_str(&relay.health_fields());
+                }
+                fields
+            })
         }
         None => Arc::new(|| ",\"stream\":\"off\"".to_owned()),
     }

@@ -459,5 +459,14 @@ async fn a_relay_reaches_a_tls_origin_with_its_token() {
         Some(0)
     );
     assert_eq!(relay_metric(bad_http, "appliance_relay_connected"), Some(0));
+    // /health names the mode and the link.
+    let (_, health) = http_get(good_http, "/health", &[]);
+    assert!(
+        health.contains("\"trust_mode\":\"relayed\"")
+            && health.contains("\"relay\":{\"connected\":true,\"last_slot\":"),
+        "{health}"
+    );
+    let (_, health) = http_get(bad_http, "/health", &[]);
+    assert!(health.contains("\"connected\":false"), "{health}");
     let _ = std::fs::remove_dir_all(&directory);
 }

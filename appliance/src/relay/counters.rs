@@ -47,6 +47,18 @@ impl RelayCounters {
         }
     }
 
+    /// `/health`'s `"relay"` object: whether the link to the origin is up, the last slot taken
+    /// and the gaps so far.
+    pub fn health_fields(&self) -> String {
+        let load = |value: &AtomicU64| value.load(Ordering::Relaxed);
+        format!(
+            ",\"relay\":{{\"connected\":{},\"last_slot\":{},\"gaps\":{}}}",
+            load(&self.connected) == 1,
+            load(&self.last_slot),
+            load(&self.gaps)
+        )
+    }
+
     /// The `appliance_relay_*` families.
     pub fn render(&self, out: &mut String) {
         let load = |value: &AtomicU64| value.load(Ordering::Relaxed);
