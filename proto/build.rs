@@ -1,4 +1,5 @@
-//! Generates the Rust side of `stream.proto` at build time:
+//! Generates the Rust side of `stream.proto` (and of `shredstream.proto`, the shredstream proxy's
+//! entry service, without JSON) at build time:
 //!
 //! 1. protoc (from `PROTOC` when set, else the binary shipped by `protoc-bin-vendored`, so a fresh
 //!    machine needs no system package) compiles the proto into a `FileDescriptorSet`;
@@ -12,9 +13,11 @@ use std::error::Error;
 use std::path::PathBuf;
 
 const PROTO: &str = "stream.proto";
+const SHREDSTREAM_PROTO: &str = "shredstream.proto";
 
 fn main() -> Result<(), Box<dyn Error>> {
     println!("cargo:rerun-if-changed={PROTO}");
+    println!("cargo:rerun-if-changed={SHREDSTREAM_PROTO}");
     println!("cargo:rerun-if-env-changed=PROTOC");
 
     let out_dir =
@@ -28,7 +31,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         })?,
     };
     let mut config = tonic_prost_build::Config::new();
-    config.protoc_executable(protoc);
+    config.protoc_executable(&protoc);
 
     tonic_prost_build::configure()
         .build_server(true)
@@ -37,6 +40,18 @@ fn main() -> Result<(), Box<dyn Error>> {
         // Our own `rerun-if-changed` above is enough; avoid also watching the include dir.
         .emit_rerun_if_changed(false)
         .compile_with_config(config, &[PROTO], &["."])?;
+
+    // The shredstream proxy's service (issue 26): its own descriptor set, so the `stream`
+    // package's stays one file.
+    let mut config = tonic_prost_build::Config::new();
+    config.protoc_executable(&protoc);
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(true)
+        .bytes(".shredstream.Entry.entries")
+        .file_descriptor_set_path(out_dir.join("shredstream.fds.bin"))
+        .emit_rerun_if_changed(false)
+        .compile_with_config(config, &[SHREDSTREAM_PROTO], &["."])?;
 
     let descriptor_set = std::fs::read(&descriptor_path)
         .map_err(|e| format!("reading {}: {e}", descriptor_path.display()))?;

@@ -125,6 +125,9 @@ pub struct SlotStage {
     deshred: Deshredder,
     pending: VecDeque<PendingBatch>,
     batch_bytes: Vec<u8>,
+    /// The entry bytes of the batch consumed last, when asked for
+    /// ([`SlotStage::keep_entry_bytes`]); `None` when not.
+    entry_bytes: Option<Vec<u8>>,
     counters: BatchCounters,
     /// Incremental mode only (empty otherwise); see [`ready`].
     streams: ready::Streams,
@@ -147,6 +150,7 @@ impl SlotStage {
             deshred: Deshredder::new(config.deshred),
             pending: VecDeque::with_capacity(config.max_pending_batches),
             batch_bytes: Vec::with_capacity(config.max_batch_bytes),
+            entry_bytes: None,
             counters: BatchCounters::default(),
             streams: ready::Streams::new(&config.incremental, config.deshred.max_slots_in_flight),
         }
@@ -320,7 +324,46 @@ impl SlotStage {
         }
     }
 
+    /// Keeps (or stops keeping) a copy of each consumed batch's entry bytes, for
+    /// [`SlotStage::last_entry_bytes`]. Turning it on reserves one batch buffer
+    /// (`max_batch_bytes`) once; turning it off frees it.
+    pub fn keep_entry_bytes(&mut self, keep: bool) {
+        match (keep, self.entry_bytes.is_some()) {
+            (true, false) => {
+                self.entry_bytes = Some(Vec::with_capacity(self.config.max_batch_bytes));
+            }
+            (false, true) => self.entry_bytes = None,
+            _ => {}
+        }
+    }
+
+    /// The entry bytes (the bincode `Vec<Entry>` as deshredded) of the batch that ended last:
+    /// valid right after its [`ReadyItem::BatchEnd`] or [`SlotStage::next_batch`], while
+    /// [`SlotStage::keep_entry_bytes`] is on.
+    pub fn last_entry_bytes(&self) -> Option<&[u8]> {
+        self.entry_bytes.as_deref()
+    }
+
+    /// Copies the span's data into the kept entry bytes (when kept) before it is consumed.
+    fn copy_entry_bytes(&mut self, span: &BatchSpan) {
+        let Some(out) = self.entry_bytes.as_mut() else {
+            return;
+        };
+        out.clear();
+        for index in span.start_index..=span.end_index {
+            let Some(payload) = self.store.get(span.slot, index) else {
+                break;
+            };
+            let (_, data) = ready::flags_and_data(payload);
+            if out.len() + data.len() > self.config.max_batch_bytes {
+                break;
+            }
+            out.extend_from_slice(data);
+        }
+    }
+
     fn consume(&mut self, span: &BatchSpan) {
+        self.copy_entry_bytes(span);
         if self.deshred.mark_emitted(span) && self.config.incremental.enabled {
             self.streams.note_slot_done(span.slot);
         }

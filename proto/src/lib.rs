@@ -27,3 +27,13 @@ pub mod stream {
 /// The encoded `google.protobuf.FileDescriptorSet` of `stream.proto` (as written by protoc with
 /// source info), e.g. for `tonic-reflection` or for checking the schema at run time.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stream.fds.bin"));
+
+/// The shredstream proxy's `shredstream` package (`proto/shredstream.proto`, transcribed from
+/// jito-labs/mev-protos): `SubscribeEntries`, its messages, tonic server and client.
+pub mod shredstream {
+    tonic::include_proto!("shredstream");
+}
+
+/// The encoded `FileDescriptorSet` of `shredstream.proto`, for gRPC reflection.
+pub const SHREDSTREAM_FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/shredstream.fds.bin"));

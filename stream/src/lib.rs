@@ -8,10 +8,12 @@
 //! [`filter`] compiles and matches subscriber filters; [`encode`] builds messages (pure: no
 //! clock, no publishing); [`fanout`] holds the hub, its index and the bounded session queues;
 //! [`service`] is the tonic service and its per-subscriber sessions; [`timing`] is the one
-//! `ServerTiming` clock.
+//! `ServerTiming` clock. [`entries`] is the second service on the same port: the shredstream
+//! proxy's `SubscribeEntries` (whole entry batches as deshredded).
 #![forbid(unsafe_code)]
 
 pub mod encode;
+pub mod entries;
 pub mod fanout;
 pub mod filter;
 pub mod service;

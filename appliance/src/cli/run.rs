@@ -93,10 +93,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let trust = crate::cluster::setup::start(&mut config, replay_leader(looping)?, &shutdown)?;
     let lookups = crate::cluster::lookup_tables::setup::start(&config, &shutdown)?;
     let stream_metrics = Arc::new(StreamMetrics::default());
+    let entries = ::stream::entries::EntriesFeed::new(config.grpc.entries_queue);
     let (pipeline, metrics) = start_pipeline(
         &config,
         &mut receive,
-        &feed,
+        (&feed, &entries),
         registry,
         (&trust.slot, &lookups.tables),
         &stream_metrics,
@@ -123,7 +124,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         crate::replay::spawn(file, target, pacing, looping, Arc::clone(&shutdown))?;
     }
     let runtime = crate::grpc::runtime(config.grpc.realtime_priority)?;
-    let grpc = grpc_options(&config, tokens, grpc_tls, &metrics);
+    let mut grpc = grpc_options(&config, tokens, grpc_tls, &metrics);
+    grpc.entries = Some(entries);
     let served = runtime.block_on(serve_grpc(grpc, feed, stream_metrics, stop, stopped));
     shutdown.store(true, Ordering::Release);
     join_pipeline(pipeline)?;
@@ -168,6 +170,7 @@ fn grpc_options(
         },
         connections: Arc::clone(&metrics.connections),
         compression: config.grpc.compression.clone(),
+        entries: None,
     }
 }
 
@@ -253,7 +256,7 @@ fn replay_leader(looping: bool) -> anyhow::Result<Option<ed25519_dalek::Verifyin
 fn start_pipeline(
     config: &Config,
     receive: &mut ReceiveSetup,
-    feed: &Feed,
+    (feed, entries): (&Feed, &::stream::entries::EntriesFeed),
     registry: decoder::dex::ProgramRegistry,
     (leaders, lookups): (
         &Arc<crate::cluster::LeaderSlot>,
@@ -289,8 +292,10 @@ fn start_pipeline(
         realtime_priority: config.workers.realtime_priority,
     };
     let receivers = crate::receive::thread::spawn(sources, pool, source_rings, shutdown)?;
+    let _ = metrics.entries.set(Arc::clone(entries.metrics()));
     let shared = Arc::new(WorkerShared {
         feed: feed.clone(),
+        entries: entries.clone(),
         registry: Arc::new(registry),
         metrics: Arc::clone(&metrics),
         shutdown: Arc::clone(shutdown),

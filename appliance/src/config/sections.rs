@@ -152,6 +152,8 @@ pub struct Grpc {
     /// Updates per second that the replays of all resuming streams together may send (0 = no
     /// limit), so that many resumes at once leave the live stream its CPU.
     pub resume_rate: u64,
+    /// Entry batches a `SubscribeEntries` subscriber may fall behind by before it is cut.
+    pub entries_queue: usize,
     /// Streams open at once from one remote address; one more is refused with RESOURCE_EXHAUSTED.
     pub max_subscribers_per_ip: usize,
     /// Streams open at once with one access token (`x-token`), whatever their addresses; counted
@@ -201,6 +203,7 @@ impl Default for Grpc {
             recent_slots: stream::fanout::recent::DEFAULT_RECENT_SLOTS,
             recent_bytes: stream::fanout::recent::DEFAULT_RECENT_BYTES,
             resume_rate: DEFAULT_RESUME_RATE,
+            entries_queue: stream::entries::DEFAULT_ENTRIES_QUEUE,
             max_subscribers_per_ip: stream::service::DEFAULT_MAX_SESSIONS_PER_IP,
             max_subscribers_per_token: stream::service::DEFAULT_MAX_SESSIONS_PER_TOKEN,
             max_connections_per_ip: 200,

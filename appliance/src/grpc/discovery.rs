@@ -9,9 +9,12 @@ use tonic_health::server::HealthReporter;
 
 /// The stream's fully qualified service name, as health checks name it.
 pub const STREAM_SERVICE: &str = "stream.Stream";
+/// The shredstream proxy's entry service (issue 26).
+pub const ENTRIES_SERVICE: &str = "shredstream.ShredstreamProxy";
 
-/// The health service, with the stream marked SERVING, and its reporter.
-pub async fn health() -> (
+/// The health service, with the stream (and the entry service when `entries` is served) marked
+/// SERVING, and its reporter.
+pub async fn health(entries: bool) -> (
     HealthReporter,
     tonic_health::pb::health_server::HealthServer<impl tonic_health::pb::health_server::Health>,
 ) {
@@ -19,6 +22,11 @@ pub async fn health() -> (
     reporter
         .set_service_status(STREAM_SERVICE, ServingStatus::Serving)
         .await;
+    if entries {
+        reporter
+            .set_service_status(ENTRIES_SERVICE, ServingStatus::Serving)
+            .await;
+    }
     (reporter, service)
 }
 
@@ -27,9 +35,11 @@ pub async fn not_serving(reporter: &HealthReporter) {
     reporter
         .set_service_status("", ServingStatus::NotServing)
         .await;
-    reporter
-        .set_service_status(STREAM_SERVICE, ServingStatus::NotServing)
-        .await;
+    for name in [STREAM_SERVICE, ENTRIES_SERVICE] {
+        reporter
+            .set_service_status(name, ServingStatus::NotServing)
+            .await;
+    }
 }
 
 /// Server reflection v1 over the stream's and the health service's descriptors.
@@ -53,5 +63,6 @@ pub fn reflection_v1alpha() -> anyhow::Result<
 fn builder() -> tonic_reflection::server::Builder<'static> {
     tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(stream_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(stream_proto::SHREDSTREAM_FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
 }

@@ -12,7 +12,9 @@ use anyhow::Context;
 use stream::filter::FilterLimits;
 
 use crate::config::GrpcCodec;
+use ::stream::entries::EntriesService;
 use stream::service::{Feed, StreamMetrics, StreamService};
+use stream_proto::shredstream::shredstream_proxy_server::ShredstreamProxyServer;
 use tonic::codec::CompressionEncoding;
 use tracing::{info, warn};
 
@@ -37,6 +39,8 @@ pub struct GrpcOptions {
     pub connections: Arc<incoming::ConnectionCounters>,
     /// Codecs the stream may be sent in (`[grpc] compression`).
     pub compression: Vec<GrpcCodec>,
+    /// The shredstream proxy's entry stream, served beside ours when given (not on a relay).
+    pub entries: Option<::stream::entries::EntriesFeed>,
 }
 
 /// Serves the stream until SIGINT or SIGTERM: optional TLS, `x-token` authentication when tokens
@@ -61,6 +65,7 @@ pub async fn serve_grpc(
         connection_limits,
         connections,
         compression,
+        entries,
     } = options;
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -77,17 +82,30 @@ pub async fn serve_grpc(
     if tokens.enabled() {
         service = service.with_max_sessions_per_token(max_subscribers_per_token);
     }
+    let send: Vec<CompressionEncoding> = compression
+        .iter()
+        .map(|codec| match codec {
+            GrpcCodec::Gzip => CompressionEncoding::Gzip,
+            GrpcCodec::Zstd => CompressionEncoding::Zstd,
+        })
+        .collect();
     let mut service = service
         .into_server()
         .accept_compressed(CompressionEncoding::Gzip)
         .accept_compressed(CompressionEncoding::Zstd);
-    for codec in compression {
-        service = service.send_compressed(match codec {
-            GrpcCodec::Gzip => CompressionEncoding::Gzip,
-            GrpcCodec::Zstd => CompressionEncoding::Zstd,
-        });
+    for encoding in &send {
+        service = service.send_compressed(*encoding);
     }
-    let (health_reporter, health_service) = discovery::health().await;
+    let entries = entries.map(|feed| {
+        let entries = EntriesService::new(feed, sessions_stopped.clone(), max_subscribers);
+        send.iter().fold(
+            ShredstreamProxyServer::new(entries)
+                .accept_compressed(CompressionEncoding::Gzip)
+                .accept_compressed(CompressionEncoding::Zstd),
+            |server, encoding| server.send_compressed(*encoding),
+        )
+    });
+    let (health_reporter, health_service) = discovery::health(entries.is_some()).await;
     let reflection_v1 = discovery::reflection_v1().context("building gRPC reflection v1")?;
     let reflection_v1alpha =
         discovery::reflection_v1alpha().context("building gRPC reflection v1alpha")?;
@@ -111,6 +129,7 @@ pub async fn serve_grpc(
             tokens.grpc_interceptor(),
         ))
         .add_service(service)
+        .add_optional_service(entries)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -226,6 +226,8 @@ pub struct Metrics {
     pub connections: Arc<ConnectionCounters>,
     /// The soft descriptor limit in force (`crate::fd_limit`); 0 = unknown.
     pub fd_limit: std::sync::atomic::AtomicU64,
+    /// The entry stream's counters (`stream::entries`), when the pipeline runs.
+    pub entries: std::sync::OnceLock<Arc<::stream::entries::EntriesMetrics>>,
     /// The relay's counters, on a relay (`run --relay`).
     pub relay: std::sync::OnceLock<Arc<crate::relay::counters::RelayCounters>>,
 }
@@ -252,6 +254,7 @@ impl Metrics {
             connections: Arc::default(),
             fd_limit: Default::default(),
             relay: std::sync::OnceLock::new(),
+            entries: std::sync::OnceLock::new(),
         }
     }
 
@@ -291,6 +294,9 @@ impl Metrics {
         render_latency(&worker.stage_latency, &mut out);
         if let Some(relay) = self.relay.get() {
             relay.render(&mut out);
+        }
+        if let Some(entries) = self.entries.get() {
+            render_entries(entries, &mut out);
         }
         out
     }
@@ -598,4 +604,51 @@ impl Metrics {
             );
         }
     }
+}
+
+/// The shredstream proxy's entry stream (`stream::entries`): batches and bytes published, its
+/// sessions, and those cut for lag.
+fn render_entries(entries: &::stream::entries::EntriesMetrics, out: &mut String) {
+    let load = |value: &std::sync::atomic::AtomicU64| value.load(Ordering::Relaxed);
+    for (name, help, value) in [
+        (
+            "appliance_entries_batches_published_total",
+            "Completed entry batches published to SubscribeEntries subscribers.",
+            load(&entries.batches_published),
+        ),
+        (
+            "appliance_entries_bytes_published_total",
+            "Bytes of the entry batches published to SubscribeEntries subscribers.",
+            load(&entries.bytes_published),
+        ),
+        (
+            "appliance_entries_batches_sent_total",
+            "Entry batches sent, summed over SubscribeEntries subscribers.",
+            load(&entries.batches_sent),
+        ),
+        (
+            "appliance_entries_sessions_total",
+            "SubscribeEntries streams started.",
+            load(&entries.sessions_started),
+        ),
+        (
+            "appliance_entries_sessions_refused_total",
+            "SubscribeEntries streams refused (grpc.max_subscribers open already).",
+            load(&entries.sessions_refused),
+        ),
+        (
+            "appliance_entries_lagged_total",
+            "SubscribeEntries streams cut because they fell behind by more than grpc.entries_queue.",
+            load(&entries.lagged),
+        ),
+    ] {
+        worker_text::counter(out, name, help, value);
+    }
+    front::exposition::single(
+        out,
+        "appliance_entries_sessions_open",
+        front::exposition::Kind::Gauge,
+        Some("SubscribeEntries streams open."),
+        entries.sessions_open.load(Ordering::Relaxed),
+    );
 }

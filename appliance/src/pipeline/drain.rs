@@ -2,10 +2,11 @@
 //! out through [`Publisher`], per transaction as soon as its bytes are complete (incremental
 //! deshredding, docs/incremental-deshred.md) or per complete entry batch (the batch-wise path,
 //! `[decoder] incremental = false`). Block footers become footer notifications; batch ends are
-//! counted. The worker's clock is read here: `capture_done` once per drain that has anything,
+//! counted, and a complete batch's bytes go to the entry stream while it has subscribers. The worker's clock is read here: `capture_done` once per drain that has anything,
 //! `deshred_done` per transaction.
 
 use ::stream::encode::{Placement, slot_footer};
+use ::stream::entries::EntriesFeed;
 use ::stream::service::Feed;
 use ::stream::timing::unix_nanos;
 use decoder::entry::marker::BlockMarker;
@@ -36,6 +37,8 @@ pub struct Shared<'a> {
     pub incremental: bool,
     pub registry: &'a decoder::dex::ProgramRegistry,
     pub feed: &'a Feed,
+    /// Completed batches' bytes go here while anybody subscribes to them.
+    pub entries: &'a EntriesFeed,
 }
 
 /// The counters a publisher's callback feeds.
@@ -62,6 +65,8 @@ fn drain_ready(
     }
     // Items drained now were completed by the shred just applied: taken now.
     let capture_done = unix_nanos();
+    // Batch bytes are copied only while an entry subscriber exists.
+    slots.keep_entry_bytes(shared.entries.wanted());
     let WorkerCounters {
         decode,
         stage_latency,
@@ -90,6 +95,11 @@ fn drain_ready(
             }
             ReadyItem::BatchEnd(end) => {
                 *entries += end.entries;
+                if end.outcome.is_ok()
+                    && let Some(bytes) = slots.last_entry_bytes()
+                {
+                    shared.entries.publish(end.span.slot, bytes);
+                }
                 if end.outcome.is_err() {
                     *transactions_before_malformed_end += end.transactions;
                     log_malformed_end(&end);
@@ -153,6 +163,7 @@ fn drain_batches(
         *entries += batch.entries.entry_count();
         *transactions += batch.entries.transaction_count();
         publisher.publish_batch(&batch, capture_done);
+        shared.entries.publish(batch.span.slot, batch.bytes);
         if batch.entries.marker_counts().total() > 0 {
             for marker in batch.entries.markers() {
                 *footer_notifications += publish_marker(shared.feed, batch.span.slot, &marker);

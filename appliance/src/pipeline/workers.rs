@@ -270,6 +270,8 @@ pub fn build_rings(
 /// What every worker shares.
 pub struct Shared {
     pub feed: Feed,
+    /// The shredstream proxy's entry stream: completed batches' bytes (`stream::entries`).
+    pub entries: ::stream::entries::EntriesFeed,
     pub registry: Arc<ProgramRegistry>,
     pub metrics: Arc<Metrics>,
     pub shutdown: Arc<AtomicBool>,
@@ -535,6 +537,7 @@ impl<'a> Worker<'a> {
             incremental: self.incremental,
             registry: &self.shared.registry,
             feed: &self.shared.feed,
+            entries: &self.shared.entries,
         };
         drain(
             &mut self.slots,

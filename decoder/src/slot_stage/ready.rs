@@ -666,7 +666,7 @@ impl SlotStage {
 }
 
 /// A stored data shred's flags and entry bytes (docs/decoder.md, format §4: `size` covers headers and data).
-fn flags_and_data(payload: &[u8]) -> (u8, &[u8]) {
+pub(super) fn flags_and_data(payload: &[u8]) -> (u8, &[u8]) {
     let flags = payload.get(85).copied().unwrap_or(0);
     let size = payload.get(86..88).map_or(0, |size| {
         usize::from(u16::from_le_bytes([size[0], size[1]]))
