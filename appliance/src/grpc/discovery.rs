@@ -14,7 +14,9 @@ pub const ENTRIES_SERVICE: &str = "shredstream.ShredstreamProxy";
 
 /// The health service, with the stream (and the entry service when `entries` is served) marked
 /// SERVING, and its reporter.
-pub async fn health(entries: bool) -> (
+pub async fn health(
+    entries: bool,
+) -> (
     HealthReporter,
     tonic_health::pb::health_server::HealthServer<impl tonic_health::pb::health_server::Health>,
 ) {
