@@ -9,7 +9,6 @@
 mod process;
 
 use std::collections::{HashMap, HashSet};
-use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -21,7 +20,7 @@ use stream_proto::stream::stream_client::StreamClient;
 use stream_proto::stream::{SubscribeRequest, subscribe_update::Update};
 use tokio_stream::StreamExt;
 
-use process::{free_tcp_address, free_udp_address, http_get, start_on};
+use process::{free_tcp_address, free_udp_address, http_get, send_capture, start_on};
 
 /// `solana_entry::entry::Entry`'s serde layout.
 #[derive(Deserialize)]
@@ -35,15 +34,6 @@ fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../decoder/tests/fixtures/shreds")
         .join(relative)
-}
-
-fn send_capture(target: SocketAddr, path: &PathBuf) {
-    let bytes = std::fs::read(path).unwrap();
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    for record in capture::framing::records(&bytes) {
-        socket.send_to(record.unwrap().payload, target).unwrap();
-        std::thread::sleep(Duration::from_micros(100));
-    }
 }
 
 /// (num_hashes, hash, signatures) of a manifest entry.

@@ -20,7 +20,7 @@ use tokio_stream::StreamExt;
 use tonic::codec::CompressionEncoding;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig};
 
-use process::{Appliance, free_tcp_address, http_get};
+use process::{Appliance, free_tcp_address, http_get, metric_value, wait_for_metric};
 
 /// The embedded default (bundled replay looping over loopback) with extra flags.
 fn start(grpc: SocketAddr, http: SocketAddr, extra: &[&str]) -> Appliance {
@@ -291,25 +291,30 @@ fn make_certificates(directory: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (path("ca.pem"), path("server.pem"), path("server.key"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tls_listener_streams_compressed_when_asked() {
-    let directory = std::env::temp_dir().join(format!("appliance-tls-{}", std::process::id()));
+/// The embedded default with a TLS listener (certificates made in a fresh directory
+/// `{name}-{pid}` of the temp dir) and `extra` flags: (directory, CA file, gRPC address, HTTP
+/// address, the process).
+fn start_tls(name: &str, extra: &[&str]) -> (PathBuf, PathBuf, SocketAddr, SocketAddr, Appliance) {
+    let directory = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
     let (ca, cert, key) = make_certificates(&directory);
     let (grpc, http) = (free_tcp_address(), free_tcp_address());
-    let _appliance = start(
-        grpc,
-        http,
-        &[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-            "--grpc-compression",
-            "gzip",
-            "--grpc-compression",
-            "zstd",
-        ],
+    let tls = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ];
+    let flags: Vec<&str> = tls.iter().chain(extra).copied().collect();
+    let appliance = start(grpc, http, &flags);
+    (directory, ca, grpc, http, appliance)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_listener_streams_compressed_when_asked() {
+    let (directory, ca, grpc, http, _appliance) = start_tls(
+        "appliance-tls",
+        &["--grpc-compression", "gzip", "--grpc-compression", "zstd"],
     );
     wait_for_health(http);
     let tls = ClientTlsConfig::new()
@@ -380,50 +385,13 @@ async fn tls_listener_streams_compressed_when_asked() {
     let _ = std::fs::remove_dir_all(&directory);
 }
 
-/// The value of `/metrics` sample `name` (with its labels), when the relay lists it.
-fn relay_metric(http: SocketAddr, name: &str) -> Option<u64> {
-    if std::net::TcpStream::connect(http).is_err() {
-        return None;
-    }
-    let (_, body) = http_get(http, "/metrics", &[]);
-    body.lines()
-        .find_map(|line| line.strip_prefix(name)?.trim().parse().ok())
-}
-
-/// Waits up to 30 s for `name` on `http` to pass `ready`; its last value.
-fn wait_relay_metric(http: SocketAddr, name: &str, ready: impl Fn(u64) -> bool) -> u64 {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let value = relay_metric(http, name);
-        if let Some(value) = value.filter(|value| ready(*value)) {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "{name} stayed at {value:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// `run --relay` to an origin that requires TLS and a token: with `--relay-tls-ca` and the
 /// right `--relay-token` it relays (and its subscriber gets transactions); with a wrong token it
 /// relays nothing and counts the refusals.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relay_reaches_a_tls_origin_with_its_token() {
-    let directory = std::env::temp_dir().join(format!("appliance-relay-{}", std::process::id()));
-    std::fs::create_dir_all(&directory).unwrap();
-    let (ca, cert, key) = make_certificates(&directory);
-    let (grpc, http) = (free_tcp_address(), free_tcp_address());
-    let _origin = start(
-        grpc,
-        http,
-        &[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-            "--auth-token",
-            "origin-secret",
-        ],
-    );
+    let (directory, ca, grpc, _, _origin) =
+        start_tls("appliance-relay", &["--auth-token", "origin-secret"]);
     let origin = format!("https://localhost:{}", grpc.port());
     let relay = |token: &str| {
         let (relay_grpc, relay_http) = (free_tcp_address(), free_tcp_address());
@@ -444,21 +412,21 @@ async fn a_relay_reaches_a_tls_origin_with_its_token() {
     let (_good, good_grpc, good_http) = relay("origin-secret");
     let (_bad, _, bad_http) = relay("wrong");
 
-    wait_relay_metric(good_http, "appliance_relay_published_total", |n| n > 0);
+    wait_for_metric(good_http, "appliance_relay_published_total", |n| n > 0);
     let (slot, _) = first_transaction(StreamClient::new(plain_channel(good_grpc).await), None)
         .await
         .expect("the relay's subscriber gets transactions");
     assert!(slot > 0);
-    wait_relay_metric(
+    wait_for_metric(
         bad_http,
         "appliance_relay_link_errors_total{reason=\"status\"}",
         |n| n > 0,
     );
     assert_eq!(
-        relay_metric(bad_http, "appliance_relay_published_total"),
+        metric_value(bad_http, "appliance_relay_published_total"),
         Some(0)
     );
-    assert_eq!(relay_metric(bad_http, "appliance_relay_connected"), Some(0));
+    assert_eq!(metric_value(bad_http, "appliance_relay_connected"), Some(0));
     // /health names the mode and the link.
     let (_, health) = http_get(good_http, "/health", &[]);
     assert!(

@@ -9,7 +9,7 @@
 mod process;
 
 use std::collections::HashSet;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,7 +22,7 @@ use stream_proto::stream::{
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
 
-use process::{Appliance, free_tcp_address, free_udp_address, http_get};
+use process::{Appliance, free_tcp_address, free_udp_address, http_get, send_capture};
 
 fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -85,15 +85,6 @@ fn pump_signatures(slot: &Value) -> HashSet<Vec<u8>> {
                 .unwrap()
         })
         .collect()
-}
-
-fn send_capture(target: SocketAddr, path: &PathBuf) {
-    let bytes = std::fs::read(path).unwrap();
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    for record in capture::framing::records(&bytes) {
-        socket.send_to(record.unwrap().payload, target).unwrap();
-        std::thread::sleep(Duration::from_micros(100));
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_stream::StreamExt;
 
-use process::{free_tcp_address, http_get, start_on};
+use process::{free_tcp_address, metric_value, start_on, wait_for_metric};
 
 /// What identifies an update: kind, slot, signature, and the route call of a delta.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -127,27 +127,18 @@ async fn record(grpc: SocketAddr, from_slot: u64, resume: bool, into: Received) 
 }
 
 fn metric(http: SocketAddr, name: &str) -> u64 {
-    let (_, body) = http_get(http, "/metrics", &[]);
-    body.lines()
-        .find_map(|line| line.strip_prefix(name)?.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name} missing"))
+    metric_value(http, name).unwrap_or_else(|| panic!("{name} missing"))
 }
 
-/// Waits until `metric` on `http` passes `ready` (the server may not listen yet).
-async fn wait_metric(http: SocketAddr, name: &str, ready: impl Fn(u64) -> bool) -> u64 {
-    for _ in 0..300 {
-        if std::net::TcpStream::connect(http).is_ok() {
-            let (_, body) = http_get(http, "/metrics", &[]);
-            let value = body
-                .lines()
-                .find_map(|line| line.strip_prefix(name)?.trim().parse().ok());
-            if let Some(value) = value.filter(|value| ready(*value)) {
-                return value;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{name} never became ready");
+/// Waits (off the runtime's threads) until `name` on `http` passes `ready`.
+async fn wait_metric(
+    http: SocketAddr,
+    name: &'static str,
+    ready: impl Fn(u64) -> bool + Send + 'static,
+) -> u64 {
+    tokio::task::spawn_blocking(move || wait_for_metric(http, name, ready))
+        .await
+        .unwrap()
 }
 
 /// The highest slot of `keys` below `limit`.

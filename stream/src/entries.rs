@@ -52,9 +52,11 @@ impl EntriesFeed {
         }
     }
 
-    /// Whether anybody subscribes (else [`EntriesFeed::publish`] would drop the batch).
+    /// Whether anybody subscribes (else [`EntriesFeed::publish`] would drop the batch): one
+    /// atomic load, asked by the worker on every drain (the broadcast's own receiver count
+    /// takes a lock).
     pub fn wanted(&self) -> bool {
-        self.sender.receiver_count() > 0
+        self.metrics.sessions_open.load(Ordering::Relaxed) > 0
     }
 
     /// Sends one completed batch of `slot` to every subscriber (one copy, shared).

@@ -1,7 +1,7 @@
 //! Helpers shared by the tests that run the real `appliance` process: a guard that kills it when
 //! the test ends, free loopback addresses for its listeners, `appliance run` on them (on a UDP
-//! port, or on the embedded replay), paced UDP sending, a plain HTTP/1.1 GET against its HTTP
-//! address, and one JSON-RPC call.
+//! port, or on the embedded replay), paced UDP sending (of datagrams or a capture file), a plain
+//! HTTP/1.1 GET against its HTTP address, one `/metrics` sample, and one JSON-RPC call.
 
 #![allow(dead_code)] // Each test crate uses its own subset.
 
@@ -115,6 +115,41 @@ fn run_command(grpc: SocketAddr, http: SocketAddr, data_dir: &Path) -> Command {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     command
+}
+
+/// Sends every record of the capture file at `path` (any framing `capture` reads) to `target`,
+/// 100 µs apart.
+pub fn send_capture(target: SocketAddr, path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    let datagrams: Vec<Vec<u8>> = capture::framing::records(&bytes)
+        .map(|record| record.unwrap().payload.to_vec())
+        .collect();
+    send_paced(target, &datagrams);
+}
+
+/// The value of the `/metrics` sample `name` (labels included, e.g. `x_total{key="a"}`) on
+/// `http`; `None` while nothing listens there or the sample is absent.
+pub fn metric_value(http: SocketAddr, name: &str) -> Option<u64> {
+    std::net::TcpStream::connect(http).ok()?;
+    let (_, body) = http_get(http, "/metrics", &[]);
+    body.lines()
+        .find_map(|line| line.strip_prefix(name)?.trim().parse().ok())
+}
+
+/// Waits up to 30 s for the `/metrics` sample `name` on `http` to pass `ready`; its value.
+pub fn wait_for_metric(http: SocketAddr, name: &str, ready: impl Fn(u64) -> bool) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let value = metric_value(http, name);
+        if let Some(value) = value.filter(|value| ready(*value)) {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} stayed at {value:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Sends `datagrams` to `target` from one socket, 100 µs apart (so the loopback socket buffer
