@@ -44,7 +44,8 @@ impl Frontends {
 pub struct StreamParts {
     pub metrics: Arc<Metrics>,
     pub trust: Arc<TrustStatus>,
-    pub lookups: Arc<LookupTables>,
+    /// The lookup-table cache; `None` on a relay (it resolves nothing itself).
+    pub lookups: Option<Arc<LookupTables>>,
 }
 
 /// Starts the HTTP server with the archive and insights mounted; it stops when `stopped` turns.
@@ -140,7 +141,9 @@ fn metrics_renderer(
         if let Some(stream) = &stream {
             text.push_str(&stream.metrics.render());
             stream.trust.render_metrics(&mut text);
-            stream.lookups.render_metrics(&mut text);
+            if let Some(lookups) = &stream.lookups {
+                lookups.render_metrics(&mut text);
+            }
         }
         text.push_str(&tokens.render_metrics());
         connections.render_http_metrics(&mut text);

@@ -110,7 +110,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let stream = StreamParts {
         metrics: Arc::clone(&metrics),
         trust: Arc::clone(&trust.status),
-        lookups: Arc::clone(&lookups.tables),
+        lookups: Some(Arc::clone(&lookups.tables)),
     };
     let frontends = crate::frontends::start_http(&config, Some(stream), &tokens, &stopped)?;
     if replaying {
@@ -198,21 +198,13 @@ fn run_relay(
     ));
     let counters = Arc::new(crate::relay::counters::RelayCounters::default());
     let _ = metrics.relay.set(Arc::clone(&counters));
-    let lookups = crate::cluster::lookup_tables::LookupTables::new(
-        decoder::lookup::CacheConfig {
-            max_entries: 1,
-            max_bytes: 1 << 20,
-        },
-        None,
-    )?
-    .0;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let stream = StreamParts {
         metrics: Arc::clone(&metrics),
         trust: Arc::new(crate::cluster::TrustStatus::new(
             crate::cluster::TrustMode::Relayed,
         )),
-        lookups: Arc::new(lookups),
+        lookups: None,
     };
     let frontends = crate::frontends::start_http(config, Some(stream), &tokens, &stopped)?;
     let runtime = crate::grpc::runtime(config.grpc.realtime_priority)?;
