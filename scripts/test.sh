@@ -20,6 +20,8 @@ bash scripts/python-client-test.sh
 # The same against @grpc/grpc-js + @grpc/proto-loader (protobufjs keeps only the last occurrence of a
 # message field: every field must be written once).
 bash scripts/node-client-test.sh
+# Yellowstone's published Node client (@triton-one/yellowstone-grpc) on geyser.Geyser/SubscribeDeshred.
+bash scripts/yellowstone-node-client-test.sh
 # Clients that are not ours against the JSON-RPC archive: @solana/web3.js and solana-py.
 bash scripts/rpc-client-test.sh
 # /metrics of a running appliance (archive, insights, stream) under `promtool check metrics`.

@@ -58,7 +58,12 @@ async fn channel(grpc: SocketAddr) -> Channel {
 async fn health_answers_serving_for_the_server_and_the_stream() {
     let (_appliance, grpc) = start();
     let mut health = HealthClient::new(channel(grpc).await);
-    for service in ["", "stream.Stream"] {
+    for service in [
+        "",
+        "stream.Stream",
+        "shredstream.ShredstreamProxy",
+        "geyser.Geyser",
+    ] {
         let request = HealthCheckRequest {
             service: service.into(),
         };
@@ -66,7 +71,7 @@ async fn health_answers_serving_for_the_server_and_the_stream() {
         assert_eq!(answer.status(), ServingStatus::Serving, "{service:?}");
     }
     let unknown = HealthCheckRequest {
-        service: "geyser.Geyser".into(),
+        service: "no.Such".into(),
     };
     let status = health.check(unknown).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::NotFound);

@@ -9,9 +9,11 @@
 //! clock, no publishing); [`fanout`] holds the hub, its index and the bounded session queues;
 //! [`service`] is the tonic service and its per-subscriber sessions; [`timing`] is the one
 //! `ServerTiming` clock. [`entries`] is the second service on the same port: the shredstream
-//! proxy's `SubscribeEntries` (whole entry batches as deshredded).
+//! proxy's `SubscribeEntries` (whole entry batches as deshredded), and [`deshred`] the third:
+//! Yellowstone's `geyser.Geyser/SubscribeDeshred`.
 #![forbid(unsafe_code)]
 
+pub mod deshred;
 pub mod encode;
 pub mod entries;
 pub mod fanout;

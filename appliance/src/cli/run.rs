@@ -94,10 +94,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let lookups = crate::cluster::lookup_tables::setup::start(&config, &shutdown)?;
     let stream_metrics = Arc::new(StreamMetrics::default());
     let entries = ::stream::entries::EntriesFeed::new(config.grpc.entries_queue);
+    let deshred = ::stream::deshred::DeshredFeed::new(config.grpc.deshred_queue);
     let (pipeline, metrics) = start_pipeline(
         &config,
         &mut receive,
-        (&feed, &entries),
+        (&feed, &entries, &deshred),
         registry,
         (&trust.slot, &lookups.tables),
         &stream_metrics,
@@ -126,6 +127,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let runtime = crate::grpc::runtime(config.grpc.realtime_priority)?;
     let mut grpc = grpc_options(&config, tokens, grpc_tls, &metrics);
     grpc.entries = Some(entries);
+    grpc.deshred = Some(deshred);
     let served = runtime.block_on(serve_grpc(grpc, feed, stream_metrics, stop, stopped));
     shutdown.store(true, Ordering::Release);
     join_pipeline(pipeline)?;
@@ -171,6 +173,7 @@ fn grpc_options(
         connections: Arc::clone(&metrics.connections),
         compression: config.grpc.compression.clone(),
         entries: None,
+        deshred: None,
     }
 }
 
@@ -248,7 +251,11 @@ fn replay_leader(looping: bool) -> anyhow::Result<Option<ed25519_dalek::Verifyin
 fn start_pipeline(
     config: &Config,
     receive: &mut ReceiveSetup,
-    (feed, entries): (&Feed, &::stream::entries::EntriesFeed),
+    (feed, entries, deshred): (
+        &Feed,
+        &::stream::entries::EntriesFeed,
+        &::stream::deshred::DeshredFeed,
+    ),
     registry: decoder::dex::ProgramRegistry,
     (leaders, lookups): (
         &Arc<crate::cluster::LeaderSlot>,
@@ -285,9 +292,11 @@ fn start_pipeline(
     };
     let receivers = crate::receive::thread::spawn(sources, pool, source_rings, shutdown)?;
     let _ = metrics.entries.set(Arc::clone(entries.metrics()));
+    let _ = metrics.deshred.set(deshred.clone());
     let shared = Arc::new(WorkerShared {
         feed: feed.clone(),
         entries: entries.clone(),
+        deshred: deshred.clone(),
         registry: Arc::new(registry),
         metrics: Arc::clone(&metrics),
         shutdown: Arc::clone(shutdown),

@@ -154,6 +154,9 @@ pub struct Grpc {
     pub resume_rate: u64,
     /// Entry batches a `SubscribeEntries` subscriber may fall behind by before it is cut.
     pub entries_queue: usize,
+    /// Updates (transactions and slot updates) a Yellowstone `SubscribeDeshred` session may fall
+    /// behind by before it is cut.
+    pub deshred_queue: usize,
     /// Streams open at once from one remote address; one more is refused with RESOURCE_EXHAUSTED.
     pub max_subscribers_per_ip: usize,
     /// Streams open at once with one access token (`x-token`), whatever their addresses; counted
@@ -204,6 +207,7 @@ impl Default for Grpc {
             recent_bytes: stream::fanout::recent::DEFAULT_RECENT_BYTES,
             resume_rate: DEFAULT_RESUME_RATE,
             entries_queue: stream::entries::DEFAULT_ENTRIES_QUEUE,
+            deshred_queue: stream::deshred::DEFAULT_DESHRED_QUEUE,
             max_subscribers_per_ip: stream::service::DEFAULT_MAX_SESSIONS_PER_IP,
             max_subscribers_per_token: stream::service::DEFAULT_MAX_SESSIONS_PER_TOKEN,
             max_connections_per_ip: 200,

@@ -11,11 +11,14 @@ use tonic_health::server::HealthReporter;
 pub const STREAM_SERVICE: &str = "stream.Stream";
 /// The shredstream proxy's entry service (issue 26).
 pub const ENTRIES_SERVICE: &str = "shredstream.ShredstreamProxy";
+/// Yellowstone's service (issue 26); its Rust client's `health_check` asks for this name.
+pub const GEYSER_SERVICE: &str = "geyser.Geyser";
 
-/// The health service, with the stream (and the entry service when `entries` is served) marked
-/// SERVING, and its reporter.
+/// The health service, with the stream (and the entry and Yellowstone services when served)
+/// marked SERVING, and its reporter.
 pub async fn health(
     entries: bool,
+    geyser: bool,
 ) -> (
     HealthReporter,
     tonic_health::pb::health_server::HealthServer<impl tonic_health::pb::health_server::Health>,
@@ -24,10 +27,12 @@ pub async fn health(
     reporter
         .set_service_status(STREAM_SERVICE, ServingStatus::Serving)
         .await;
-    if entries {
-        reporter
-            .set_service_status(ENTRIES_SERVICE, ServingStatus::Serving)
-            .await;
+    for (name, served) in [(ENTRIES_SERVICE, entries), (GEYSER_SERVICE, geyser)] {
+        if served {
+            reporter
+                .set_service_status(name, ServingStatus::Serving)
+                .await;
+        }
     }
     (reporter, service)
 }
@@ -37,7 +42,7 @@ pub async fn not_serving(reporter: &HealthReporter) {
     reporter
         .set_service_status("", ServingStatus::NotServing)
         .await;
-    for name in [STREAM_SERVICE, ENTRIES_SERVICE] {
+    for name in [STREAM_SERVICE, ENTRIES_SERVICE, GEYSER_SERVICE] {
         reporter
             .set_service_status(name, ServingStatus::NotServing)
             .await;

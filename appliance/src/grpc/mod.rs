@@ -12,7 +12,9 @@ use anyhow::Context;
 use stream::filter::FilterLimits;
 
 use crate::config::GrpcCodec;
+use ::stream::deshred::GeyserServer;
 use ::stream::entries::EntriesService;
+use ::stream::service::PlaceCaps;
 use stream::service::{Feed, StreamMetrics, StreamService};
 use stream_proto::shredstream::shredstream_proxy_server::ShredstreamProxyServer;
 use tonic::codec::CompressionEncoding;
@@ -41,6 +43,9 @@ pub struct GrpcOptions {
     pub compression: Vec<GrpcCodec>,
     /// The shredstream proxy's entry stream, served beside ours when given (not on a relay).
     pub entries: Option<::stream::entries::EntriesFeed>,
+    /// Yellowstone's `geyser.Geyser` (`SubscribeDeshred`), served beside ours when given (not on
+    /// a relay).
+    pub deshred: Option<::stream::deshred::DeshredFeed>,
 }
 
 /// Serves the stream until SIGINT or SIGTERM: optional TLS, `x-token` authentication when tokens
@@ -66,6 +71,7 @@ pub async fn serve_grpc(
         connections,
         compression,
         entries,
+        deshred,
     } = options;
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -79,6 +85,11 @@ pub async fn serve_grpc(
     let mut service = StreamService::new(feed, limits, metrics, sessions_stopped.clone())
         .with_max_sessions(max_subscribers)
         .with_max_sessions_per_ip(max_subscribers_per_ip);
+    let caps = PlaceCaps {
+        total: max_subscribers,
+        per_ip: max_subscribers_per_ip,
+        per_token: tokens.enabled().then_some(max_subscribers_per_token),
+    };
     if tokens.enabled() {
         service = service.with_max_sessions_per_token(max_subscribers_per_token);
     }
@@ -105,7 +116,16 @@ pub async fn serve_grpc(
             |server, encoding| server.send_compressed(*encoding),
         )
     });
-    let (health_reporter, health_service) = discovery::health(entries.is_some()).await;
+    let geyser = deshred.map(|feed| {
+        send.iter().fold(
+            GeyserServer::new(feed, limits, caps, sessions_stopped.clone())
+                .accept_compressed(CompressionEncoding::Gzip)
+                .accept_compressed(CompressionEncoding::Zstd),
+            |server, encoding| server.send_compressed(*encoding),
+        )
+    });
+    let (health_reporter, health_service) =
+        discovery::health(entries.is_some(), geyser.is_some()).await;
     let reflection_v1 = discovery::reflection_v1().context("building gRPC reflection v1")?;
     let reflection_v1alpha =
         discovery::reflection_v1alpha().context("building gRPC reflection v1alpha")?;
@@ -130,6 +150,7 @@ pub async fn serve_grpc(
         ))
         .add_service(service)
         .add_optional_service(entries)
+        .add_optional_service(geyser)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

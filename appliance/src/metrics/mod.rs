@@ -26,6 +26,7 @@ use front::exposition::{Kind, family, histogram, sample, single};
 use stream_proto::stream::ServerTiming;
 
 pub mod console;
+mod deshred;
 pub(crate) mod worker_text;
 use worker_text::{
     by_label, counter, render_batches, render_decode, render_latency, render_shreds,
@@ -228,6 +229,8 @@ pub struct Metrics {
     pub fd_limit: std::sync::atomic::AtomicU64,
     /// The entry stream's counters (`stream::entries`), when the pipeline runs.
     pub entries: std::sync::OnceLock<Arc<::stream::entries::EntriesMetrics>>,
+    /// Yellowstone's deshred stream (`stream::deshred`), when the pipeline runs.
+    pub deshred: std::sync::OnceLock<::stream::deshred::DeshredFeed>,
     /// The relay's counters, on a relay (`run --relay`).
     pub relay: std::sync::OnceLock<Arc<crate::relay::counters::RelayCounters>>,
 }
@@ -255,6 +258,7 @@ impl Metrics {
             fd_limit: Default::default(),
             relay: std::sync::OnceLock::new(),
             entries: std::sync::OnceLock::new(),
+            deshred: std::sync::OnceLock::new(),
         }
     }
 
@@ -297,6 +301,9 @@ impl Metrics {
         }
         if let Some(entries) = self.entries.get() {
             render_entries(entries, &mut out);
+        }
+        if let Some(feed) = self.deshred.get() {
+            deshred::render(feed, &mut out);
         }
         out
     }

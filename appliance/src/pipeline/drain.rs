@@ -2,13 +2,16 @@
 //! out through [`Publisher`], per transaction as soon as its bytes are complete (incremental
 //! deshredding, docs/incremental-deshred.md) or per complete entry batch (the batch-wise path,
 //! `[decoder] incremental = false`). Block footers become footer notifications; batch ends are
-//! counted, and a complete batch's bytes go to the entry stream while it has subscribers. The worker's clock is read here: `capture_done` once per drain that has anything,
-//! `deshred_done` per transaction.
+//! counted, and a complete batch goes to the entry stream and the Yellowstone deshred stream
+//! while they have subscribers. The worker's clock is read here: `capture_done` once per drain
+//! that has anything, `deshred_done` per transaction.
 
+use ::stream::deshred::DeshredFeed;
 use ::stream::encode::{Placement, slot_footer};
 use ::stream::entries::EntriesFeed;
 use ::stream::service::Feed;
 use ::stream::timing::unix_nanos;
+use decoder::deshred::BatchSpan;
 use decoder::entry::marker::BlockMarker;
 use decoder::{BatchEnd, ReadyItem, ReadyTransaction, SlotStage};
 use stream_proto::stream::ServerTiming;
@@ -39,6 +42,8 @@ pub struct Shared<'a> {
     pub feed: &'a Feed,
     /// Completed batches' bytes go here while anybody subscribes to them.
     pub entries: &'a EntriesFeed,
+    /// Completed batches' transactions go here while anybody subscribes to them.
+    pub deshred: &'a DeshredFeed,
 }
 
 /// The counters a publisher's callback feeds.
@@ -65,8 +70,8 @@ fn drain_ready(
     }
     // Items drained now were completed by the shred just applied: taken now.
     let capture_done = unix_nanos();
-    // Batch bytes are copied only while an entry subscriber exists.
-    slots.keep_entry_bytes(shared.entries.wanted());
+    // Batch bytes are copied only while an entry or deshred subscriber exists.
+    slots.keep_entry_bytes(shared.entries.wanted() || shared.deshred.wanted());
     let WorkerCounters {
         decode,
         stage_latency,
@@ -95,10 +100,13 @@ fn drain_ready(
             }
             ReadyItem::BatchEnd(end) => {
                 *entries += end.entries;
-                if end.outcome.is_ok()
-                    && let Some(bytes) = slots.last_entry_bytes()
-                {
-                    shared.entries.publish(end.span.slot, bytes);
+                if end.outcome.is_ok() {
+                    publish_completed(
+                        slots.last_entry_bytes(),
+                        &end.span,
+                        publisher.lookups,
+                        shared,
+                    );
                 }
                 if end.outcome.is_err() {
                     *transactions_before_malformed_end += end.transactions;
@@ -106,6 +114,33 @@ fn drain_ready(
                 }
             }
         }
+    }
+}
+
+/// A batch completed on the incremental path: its kept bytes to the entry stream, its
+/// transactions to the deshred stream (parsed again from those bytes: the incremental path gave
+/// them out one by one). A slot's end is told even when nobody keeps the bytes.
+fn publish_completed(
+    bytes: Option<&[u8]>,
+    span: &BatchSpan,
+    lookups: &mut WorkerLookups,
+    shared: &Shared<'_>,
+) {
+    let Some(bytes) = bytes else {
+        if span.last_in_slot {
+            super::deshred::slot_completed(shared.deshred, span.slot);
+        }
+        return;
+    };
+    shared.entries.publish(span.slot, bytes);
+    match decoder::entry::parse_entry_batch(bytes) {
+        Ok(batch) => super::deshred::publish_batch(shared.deshred, lookups, span, &batch),
+        // The incremental parse accepted these bytes: not expected.
+        Err(error) => debug!(
+            slot = span.slot,
+            reason = error.label(),
+            "completed batch unparsable for SubscribeDeshred"
+        ),
     }
 }
 
@@ -164,6 +199,12 @@ fn drain_batches(
         *transactions += batch.entries.transaction_count();
         publisher.publish_batch(&batch, capture_done);
         shared.entries.publish(batch.span.slot, batch.bytes);
+        super::deshred::publish_batch(
+            shared.deshred,
+            publisher.lookups,
+            &batch.span,
+            &batch.entries,
+        );
         if batch.entries.marker_counts().total() > 0 {
             for marker in batch.entries.markers() {
                 *footer_notifications += publish_marker(shared.feed, batch.span.slot, &marker);

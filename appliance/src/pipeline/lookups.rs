@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use decoder::lookup::{Address, LoadedAddresses, lookup_program_calls};
+use decoder::lookup::{Address, LoadedAddresses, LookupStatus, lookup_program_calls};
 use decoder::transaction::TransactionView;
 
 use crate::cluster::lookup_tables::LookupTables;
@@ -61,5 +61,23 @@ impl WorkerLookups {
             &mut self.scratch,
         );
         resolve.then_some(&self.loaded)
+    }
+
+    /// `transaction`'s loaded addresses for the deshred stream when every lookup resolved (else
+    /// none, as agave leaves them empty when it cannot resolve); learns nothing.
+    pub fn resolve_all(
+        &mut self,
+        transaction: &TransactionView<'_>,
+        slot: u64,
+    ) -> Option<&LoadedAddresses> {
+        if !transaction.uses_lookup_tables() {
+            return None;
+        }
+        let status = self.tables.resolve(transaction, slot, &mut self.loaded);
+        matches!(
+            status,
+            LookupStatus::Resolved | LookupStatus::ProvisionallyResolved
+        )
+        .then_some(&self.loaded)
     }
 }

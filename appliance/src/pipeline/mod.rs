@@ -3,8 +3,10 @@
 //! publishes into the fan-out. [`ring`] is the lock-free datagram ring, [`wake`] the parking
 //! protocol, [`sched`] the real-time scheduling of pinned threads, [`drain`] the worker's drain of
 //! its slot stage (per transaction or per batch), [`publish`] the per-transaction step,
-//! [`lookups`] a worker's hook into the shared lookup-table cache.
+//! [`lookups`] a worker's hook into the shared lookup-table cache, [`deshred`] the publication
+//! for Yellowstone's `SubscribeDeshred`.
 
+pub mod deshred;
 pub mod drain;
 pub mod lookups;
 pub mod publish;

@@ -272,6 +272,8 @@ pub struct Shared {
     pub feed: Feed,
     /// The shredstream proxy's entry stream: completed batches' bytes (`stream::entries`).
     pub entries: ::stream::entries::EntriesFeed,
+    /// Yellowstone's deshred stream: every transaction of completed batches (`stream::deshred`).
+    pub deshred: ::stream::deshred::DeshredFeed,
     pub registry: Arc<ProgramRegistry>,
     pub metrics: Arc<Metrics>,
     pub shutdown: Arc<AtomicBool>,
@@ -538,6 +540,7 @@ impl<'a> Worker<'a> {
             registry: &self.shared.registry,
             feed: &self.shared.feed,
             entries: &self.shared.entries,
+            deshred: &self.shared.deshred,
         };
         drain(
             &mut self.slots,
@@ -561,6 +564,7 @@ fn notify_slot(shared: &Shared, slot: u64) -> u64 {
     shared
         .feed
         .publish(::stream::encode::slot_notification(slot));
+    super::deshred::first_shred(&shared.deshred, slot);
     1
 }
 

@@ -225,15 +225,7 @@ fn compile_filter(id: &str, filter: &ProgramFilter) -> Result<CompiledFilter, Fi
     let keys = |field: &'static str, values: &[String]| -> Result<Vec<Key>, FilterError> {
         values
             .iter()
-            .map(|value| {
-                let bad = || FilterError::BadKey {
-                    filter: id.to_owned(),
-                    field,
-                    value: value.clone(),
-                };
-                let bytes = bs58::decode(value).into_vec().map_err(|_| bad())?;
-                Key::try_from(bytes.as_slice()).map_err(|_| bad())
-            })
+            .map(|value| parse_key(id, field, value))
             .collect()
     };
     let mut required = keys("accounts_required", &filter.accounts_required)?;
@@ -251,4 +243,15 @@ fn compile_filter(id: &str, filter: &ProgramFilter) -> Result<CompiledFilter, Fi
             .collect::<KeySet>(),
         required,
     })
+}
+
+/// A base58 account key of filter `id`'s `field`, or the error naming all three.
+pub(crate) fn parse_key(id: &str, field: &'static str, value: &str) -> Result<Key, FilterError> {
+    let bad = || FilterError::BadKey {
+        filter: id.to_owned(),
+        field,
+        value: value.to_owned(),
+    };
+    let bytes = bs58::decode(value).into_vec().map_err(|_| bad())?;
+    Key::try_from(bytes.as_slice()).map_err(|_| bad())
 }

@@ -24,7 +24,7 @@
 //! hash set), so a filter with 1,000 keys costs as much as one with 10.
 
 mod bits;
-mod compile;
+pub(crate) mod compile;
 mod criteria;
 mod error;
 pub mod names;

@@ -7,7 +7,6 @@
 //! drop) a waiter under the watch's lock, shared by every session. With the reader, a turn polls
 //! two queues (no lock) and the reader runs only when a request or the shutdown arrives.
 
-use stream_proto::stream::SubscribeRequest;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tonic::Streaming;
@@ -16,11 +15,11 @@ use tonic::Streaming;
 /// waits, and so does the client's request stream (HTTP/2 flow control).
 const INBOUND_EVENTS: usize = 4;
 
-/// What happened on a session's inbound side.
+/// What happened on a session's inbound side (requests of type `R`).
 #[derive(Debug)]
-pub enum Inbound {
+pub enum Inbound<R> {
     /// The client sent a request.
-    Request(SubscribeRequest),
+    Request(R),
     /// The client closed its side of the call (it may still receive).
     Closed,
     /// The request stream failed (reset, broken connection).
@@ -45,20 +44,20 @@ impl Drop for InboundReader {
 impl InboundReader {
     /// Spawns the reader on the current runtime; the receiver yields its events in order and
     /// ends once nothing more can come.
-    pub fn spawn(
-        requests: Streaming<SubscribeRequest>,
+    pub fn spawn<R: prost::Message + Default + Send + 'static>(
+        requests: Streaming<R>,
         shutdown: watch::Receiver<bool>,
-    ) -> (Self, mpsc::Receiver<Inbound>) {
+    ) -> (Self, mpsc::Receiver<Inbound<R>>) {
         let (events, receiver) = mpsc::channel(INBOUND_EVENTS);
         let task = tokio::spawn(read(requests, shutdown, events));
         (Self(task), receiver)
     }
 }
 
-async fn read(
-    mut requests: Streaming<SubscribeRequest>,
+async fn read<R: prost::Message + Default + Send + 'static>(
+    mut requests: Streaming<R>,
     mut shutdown: watch::Receiver<bool>,
-    events: mpsc::Sender<Inbound>,
+    events: mpsc::Sender<Inbound<R>>,
 ) {
     let mut requests_open = true;
     let mut shutdown_open = true;
@@ -97,7 +96,7 @@ async fn read(
 /// A request stream's error as an event: a request the server refuses (tonic's size limit gives
 /// `OUT_OF_RANGE`, a malformed message `INTERNAL`) ends the stream with a clear status; anything
 /// else is the client or its connection going away.
-fn refused(status: tonic::Status) -> Inbound {
+fn refused<R>(status: tonic::Status) -> Inbound<R> {
     match status.code() {
         tonic::Code::OutOfRange | tonic::Code::ResourceExhausted => Inbound::Invalid(
             tonic::Status::resource_exhausted(format!("request refused: {}", status.message())),

@@ -177,6 +177,27 @@ impl LookupTables {
         }
     }
 
+    /// Resolves `transaction`'s lookups into `loaded` for the Yellowstone deshred stream, which
+    /// sees every transaction: nothing is learned and the status metrics are left to
+    /// [`LookupTables::process`] (so a transaction published on both streams counts once);
+    /// unknown tables are requested.
+    pub fn resolve(
+        &self,
+        transaction: &TransactionView<'_>,
+        slot: u64,
+        loaded: &mut LoadedAddresses,
+    ) -> LookupStatus {
+        let mut state = self.lock();
+        let status = resolve_lookups(transaction, slot, &mut state.cache, loaded);
+        for (_, table, reason) in loaded.unresolved() {
+            if reason == UnresolvedReason::UnknownTable {
+                let table = *table;
+                self.request(&mut state, table);
+            }
+        }
+        status
+    }
+
     /// The tables of a transaction's lookup-table calls, to fetch again once the stream's
     /// change is old enough for the cluster to confirm or contradict it.
     fn mark_for_confirmation(
