@@ -18,9 +18,7 @@ pub fn publish_batch(
     span: &BatchSpan,
     entries: &EntryBatch<'_>,
 ) {
-    if span.last_in_slot {
-        slot_completed(feed, span.slot);
-    }
+    slot_end(feed, span);
     if !feed.wanted() {
         return;
     }
@@ -55,11 +53,13 @@ pub fn first_shred(feed: &DeshredFeed, slot: u64) {
     });
 }
 
-/// The batch that ends `slot` completed.
-pub fn slot_completed(feed: &DeshredFeed, slot: u64) {
-    feed.publish_slot(SlotUpdate {
-        slot,
-        parent: None,
-        status: SlotStatus::SlotCompleted,
-    });
+/// A completed batch: when it ends its slot, the slot is complete.
+pub fn slot_end(feed: &DeshredFeed, span: &BatchSpan) {
+    if span.last_in_slot {
+        feed.publish_slot(SlotUpdate {
+            slot: span.slot,
+            parent: None,
+            status: SlotStatus::SlotCompleted,
+        });
+    }
 }

@@ -126,21 +126,25 @@ fn publish_completed(
     lookups: &mut WorkerLookups,
     shared: &Shared<'_>,
 ) {
-    let Some(bytes) = bytes else {
-        if span.last_in_slot {
-            super::deshred::slot_completed(shared.deshred, span.slot);
+    if let Some(bytes) = bytes {
+        shared.entries.publish(span.slot, bytes);
+    }
+    let deshred = shared.deshred;
+    match bytes
+        .filter(|_| deshred.wanted())
+        .map(decoder::entry::parse_entry_batch)
+    {
+        Some(Ok(batch)) => super::deshred::publish_batch(deshred, lookups, span, &batch),
+        Some(Err(error)) => {
+            // The incremental parse accepted these bytes: not expected.
+            debug!(
+                slot = span.slot,
+                reason = error.label(),
+                "completed batch unparsable for SubscribeDeshred"
+            );
+            super::deshred::slot_end(deshred, span);
         }
-        return;
-    };
-    shared.entries.publish(span.slot, bytes);
-    match decoder::entry::parse_entry_batch(bytes) {
-        Ok(batch) => super::deshred::publish_batch(shared.deshred, lookups, span, &batch),
-        // The incremental parse accepted these bytes: not expected.
-        Err(error) => debug!(
-            slot = span.slot,
-            reason = error.label(),
-            "completed batch unparsable for SubscribeDeshred"
-        ),
+        None => super::deshred::slot_end(deshred, span),
     }
 }
 
