@@ -27,7 +27,6 @@ pub fn publish_batch(
         start_index: span.start_index,
         end_index_exclusive: span.end_index.saturating_add(1),
     };
-    let created_at = unix_nanos();
     for transaction in entries.transactions() {
         let loaded = lookups
             .resolve_all(&transaction, span.slot)
@@ -39,7 +38,7 @@ pub fn publish_batch(
             &transaction,
             data_set,
             loaded,
-            created_at,
+            unix_nanos(),
         ));
     }
 }

@@ -4,7 +4,10 @@
 //! `--replay-rate` shreds/s with one match-all subscriber of that protocol: the process's CPU
 //! time (utime + stime from /proc) per transaction deshredded over the window, and the
 //! subscriber's publish → receive latency (`ServerTiming.publish` for ours, `created_at` for
-//! Yellowstone's, which is stamped when the batch is published; entry batches carry no stamp).
+//! Yellowstone's, stamped as each transaction is published; entry batches carry no stamp). A
+//! data set's transactions are published together, so Yellowstone's figures are also given for
+//! the first transaction of each data set (the ones after it queue behind it). CPU excludes the
+//! embedded replay's sender thread (it re-signs what it sends).
 //! `cargo build --release -p appliance -p bench && target/release/protocol_cost`
 
 use std::net::SocketAddr;
@@ -38,12 +41,20 @@ struct Args {
     /// Seconds measured per round (after a 3 s warm-up).
     #[arg(long, default_value_t = 15)]
     seconds: u64,
-    /// Rounds of the four protocols, alternating.
+    /// Rounds of the protocols, alternating.
     #[arg(long, default_value_t = 2)]
     rounds: usize,
+    /// The protocols measured, in this order each round.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "none,decoded,entries,deshred"
+    )]
+    protocols: Vec<Protocol>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Protocol {
     None,
     Decoded,
@@ -57,13 +68,23 @@ fn unix_nanos() -> u64 {
         .map_or(0, |since| since.as_nanos() as u64)
 }
 
-/// The process's CPU time so far (user + system), in µs.
+/// The process's CPU time so far (user + system, every thread but the embedded replay's sender,
+/// which re-signs the shreds it sends: not the appliance's receive-side work), in µs.
 fn cpu_micros(pid: u32) -> anyhow::Result<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the command name (which may hold spaces) start at field 3.
-    let rest = stat.rsplit_once(')').context("stat format")?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
+    let mut ticks = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let path = task?.path();
+        let Ok(stat) = std::fs::read_to_string(path.join("stat")) else {
+            continue;
+        };
+        let (name, rest) = stat.rsplit_once(')').context("stat format")?;
+        if name.ends_with("(replay") {
+            continue;
+        }
+        // Fields after the command name start at field 3: utime is 14, stime 15.
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        ticks += fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
+    }
     // SAFETY: sysconf only reads a system constant; it has no preconditions.
     let per_second = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
     Ok(ticks * 1_000_000 / per_second.max(1))
@@ -82,9 +103,9 @@ async fn read(
     protocol: Protocol,
     grpc: SocketAddr,
     deadline: tokio::time::Instant,
-) -> anyhow::Result<Vec<u64>> {
+) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
     let url = format!("http://{grpc}");
-    let mut latencies = Vec::new();
+    let (mut latencies, mut firsts) = (Vec::new(), Vec::new());
     match protocol {
         Protocol::None => tokio::time::sleep_until(deadline).await,
         Protocol::Decoded => {
@@ -125,23 +146,34 @@ async fn read(
                 .subscribe_deshred(requests)
                 .await?
                 .into_inner();
+            let mut last_set = None;
             while let Ok(Some(update)) = tokio::time::timeout_at(deadline, updates.next()).await {
                 let update = update?;
                 let now = unix_nanos();
-                if let (Some(UpdateOneof::DeshredTransaction(_)), Some(created)) =
+                if let (Some(UpdateOneof::DeshredTransaction(tx)), Some(created)) =
                     (&update.update_oneof, &update.created_at)
                 {
                     let created = created.seconds as u64 * 1_000_000_000 + created.nanos as u64;
-                    latencies.push(now.saturating_sub(created) / 1_000);
+                    let latency = now.saturating_sub(created) / 1_000;
+                    latencies.push(latency);
+                    let set = tx
+                        .transaction
+                        .as_ref()
+                        .map(|info| (tx.slot, info.completed_data_set_starting_shred_index));
+                    if set != last_set {
+                        firsts.push(latency);
+                        last_set = set;
+                    }
                 }
             }
         }
     }
-    Ok(latencies)
+    Ok((latencies, firsts))
 }
 
-/// One round of `protocol`: (CPU µs, transactions deshredded, latencies).
-async fn round(args: &Args, protocol: Protocol) -> anyhow::Result<(u64, u64, Vec<u64>)> {
+/// One round of `protocol`: (CPU µs, transactions deshredded, latencies, latencies of each data
+/// set's first transaction).
+async fn round(args: &Args, protocol: Protocol) -> anyhow::Result<(u64, u64, Vec<u64>, Vec<u64>)> {
     let rate = args.replay_rate.to_string();
     let appliance = start(
         &args.appliance,
@@ -159,8 +191,8 @@ async fn round(args: &Args, protocol: Protocol) -> anyhow::Result<(u64, u64, Vec
     tokio::time::sleep_until(deadline).await;
     let cpu = cpu_micros(pid)? - cpu;
     let transactions = metric(appliance.http, "appliance_transactions_total") - transactions;
-    let latencies = reader.await??;
-    Ok((cpu, transactions, latencies))
+    let (latencies, firsts) = reader.await??;
+    Ok((cpu, transactions, latencies, firsts))
 }
 
 fn quantiles(values: &[u64]) -> anyhow::Result<String> {
@@ -186,16 +218,10 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let protocols = [
-        Protocol::None,
-        Protocol::Decoded,
-        Protocol::Entries,
-        Protocol::Deshred,
-    ];
     runtime.block_on(async {
         for number in 1..=args.rounds {
-            for protocol in protocols {
-                let (cpu, transactions, latencies) = round(&args, protocol).await?;
+            for &protocol in &args.protocols {
+                let (cpu, transactions, latencies, firsts) = round(&args, protocol).await?;
                 let per_tx = cpu as f64 / transactions.max(1) as f64;
                 println!(
                     "round {number} {:<8} cpu {:>6.2} µs/tx ({} tx, {:.1}% of a core)  publish → recv {}",
@@ -205,6 +231,9 @@ fn main() -> anyhow::Result<()> {
                     cpu as f64 / (args.seconds as f64 * 10_000.0),
                     quantiles(&latencies)?
                 );
+                if !firsts.is_empty() {
+                    println!("{:>52} first of each data set: {}", "", quantiles(&firsts)?);
+                }
             }
         }
         Ok(())
