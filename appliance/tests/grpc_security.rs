@@ -3,7 +3,9 @@
 //! per token (`[grpc] max_subscribers_per_token`); gRPC over TLS
 //! (a certificate made by the `openssl` CLI, verified by the client against it) with gzip and
 //! zstd compressed streams when configured and the client asks for them (uncompressed unless
-//! configured), also to `appliance subscribe --tls-ca`.
+//! configured), also to `appliance subscribe --tls-ca`; Yellowstone's `geyser.Geyser` and the
+//! shredstream proxy's service behind the same token check, and Yellowstone's published client
+//! over TLS.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
@@ -160,6 +162,34 @@ async fn tokens_guard_grpc_and_http_but_not_health() {
         http_get(http, "/nowhere", &[("x-token", "s3cret-A")]).0,
         404
     );
+    drop_in_services_need_the_token(&channel).await;
+}
+
+/// Yellowstone's `geyser.Geyser` and the shredstream proxy's service sit behind the same check.
+async fn drop_in_services_need_the_token(channel: &Channel) {
+    use stream_proto::shredstream::SubscribeEntriesRequest;
+    use stream_proto::shredstream::shredstream_proxy_client::ShredstreamProxyClient;
+    use yellowstone_grpc_proto::geyser::PingRequest;
+    use yellowstone_grpc_proto::geyser::geyser_client::GeyserClient;
+    let with_token = |count| {
+        let mut request = tonic::Request::new(PingRequest { count });
+        request
+            .metadata_mut()
+            .insert("x-token", "s3cret-B".parse().unwrap());
+        request
+    };
+    let mut geyser = GeyserClient::new(channel.clone());
+    let refused = geyser.ping(PingRequest { count: 1 }).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+    assert_eq!(
+        geyser.ping(with_token(2)).await.unwrap().into_inner().count,
+        2
+    );
+    let refused = ShredstreamProxyClient::new(channel.clone())
+        .subscribe_entries(SubscribeEntriesRequest {})
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
 }
 
 /// An open stream: its updates and the sender of its requests (dropping both cancels it).
@@ -347,6 +377,8 @@ async fn tls_listener_streams_compressed_when_asked() {
         );
     }
 
+    yellowstone_over_tls(grpc, &ca).await;
+
     // A plaintext client cannot talk to the TLS listener.
     let plaintext = Channel::from_shared(format!("http://{grpc}"))
         .unwrap()
@@ -383,6 +415,43 @@ async fn tls_listener_streams_compressed_when_asked() {
         2
     );
     let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// Yellowstone's published client over TLS, trusting the CA, asking for zstd: a transaction.
+async fn yellowstone_over_tls(grpc: SocketAddr, ca: &Path) {
+    use yellowstone_grpc_client::{ClientTlsConfig, GeyserGrpcClient};
+    use yellowstone_grpc_proto::geyser::SubscribeDeshredRequest;
+    use yellowstone_grpc_proto::geyser::subscribe_update_deshred::UpdateOneof;
+    let tls = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(std::fs::read(ca).unwrap()))
+        .domain_name("localhost");
+    let mut client =
+        GeyserGrpcClient::build_from_shared(format!("https://localhost:{}", grpc.port()))
+            .unwrap()
+            .tls_config(tls)
+            .unwrap()
+            .accept_compressed(CompressionEncoding::Zstd)
+            .connect()
+            .await
+            .expect("TLS handshake with the appliance's certificate");
+    let request = SubscribeDeshredRequest {
+        deshred_transactions: [("all".to_owned(), Default::default())]
+            .into_iter()
+            .collect(),
+        ..Default::default()
+    };
+    let mut stream = client.subscribe_deshred_once(request).await.unwrap();
+    loop {
+        let update = tokio::time::timeout(Duration::from_secs(30), stream.next())
+            .await
+            .expect("no deshred transaction within 30 s")
+            .expect("stream ended")
+            .unwrap();
+        if let Some(UpdateOneof::DeshredTransaction(_)) = update.update_oneof {
+            assert_eq!(update.filters, ["all"]);
+            break;
+        }
+    }
 }
 
 /// `run --relay` to an origin that requires TLS and a token: with `--relay-tls-ca` and the
