@@ -44,6 +44,9 @@ struct Args {
     /// Rounds of the protocols, alternating.
     #[arg(long, default_value_t = 2)]
     rounds: usize,
+    /// Yellowstone's filter: transactions naming this account (base58) instead of all.
+    #[arg(long)]
+    deshred_include: Option<String>,
     /// The protocols measured, in this order each round.
     #[arg(
         long,
@@ -103,6 +106,7 @@ async fn read(
     protocol: Protocol,
     grpc: SocketAddr,
     deadline: tokio::time::Instant,
+    deshred_include: Option<String>,
 ) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
     let url = format!("http://{grpc}");
     let (mut latencies, mut firsts) = (Vec::new(), Vec::new());
@@ -134,7 +138,10 @@ async fn read(
             let request = SubscribeDeshredRequest {
                 deshred_transactions: [(
                     "all".to_owned(),
-                    SubscribeRequestFilterDeshredTransactions::default(),
+                    SubscribeRequestFilterDeshredTransactions {
+                        account_include: deshred_include.into_iter().collect(),
+                        ..Default::default()
+                    },
                 )]
                 .into_iter()
                 .collect(),
@@ -181,7 +188,8 @@ async fn round(args: &Args, protocol: Protocol) -> anyhow::Result<(u64, u64, Vec
     )?;
     let warm_up = tokio::time::Instant::now() + Duration::from_secs(3);
     let deadline = warm_up + Duration::from_secs(args.seconds);
-    let reader = tokio::spawn(read(protocol, appliance.grpc, deadline));
+    let include = args.deshred_include.clone();
+    let reader = tokio::spawn(read(protocol, appliance.grpc, deadline, include));
     tokio::time::sleep_until(warm_up).await;
     let pid = appliance.child.id();
     let (cpu, transactions) = (
