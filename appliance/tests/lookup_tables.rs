@@ -14,6 +14,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
+mod fixture_tables;
 mod process;
 mod table_transactions;
 
@@ -23,9 +24,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use decoder::lookup::{
-    ADDRESS_LOOKUP_TABLE_PROGRAM_ID, LookupTableMeta, encode_lookup_table_account,
-};
 use decoder::transaction::{LookupView, parse_transaction_exact};
 use serde_json::Value;
 use stream_proto::stream::stream_client::StreamClient;
@@ -38,7 +36,7 @@ use tokio_stream::StreamExt;
 
 use process::{Running, http_get, send_paced as send, start_appliance};
 
-type Key = [u8; 32];
+use fixture_tables::{Key, table_account, tables};
 
 fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -48,26 +46,6 @@ fn fixture(relative: &str) -> PathBuf {
 
 fn manifest() -> Value {
     serde_json::from_slice(&std::fs::read(fixture("shreds/manifest.json")).unwrap()).unwrap()
-}
-
-fn key(text: &str) -> Key {
-    bs58::decode(text).into_vec().unwrap().try_into().unwrap()
-}
-
-/// The manifest's tables: address → addresses.
-fn tables(manifest: &Value) -> Vec<(Key, Vec<Key>)> {
-    manifest["address_lookup_tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|table| {
-            let addresses = table["addresses"].as_array().unwrap();
-            (
-                key(table["address"].as_str().unwrap()),
-                addresses.iter().map(|a| key(a.as_str().unwrap())).collect(),
-            )
-        })
-        .collect()
 }
 
 /// One fixture transaction: its wire bytes and whether it calls a supported program.
@@ -143,16 +121,6 @@ fn as_keys(addresses: &[Vec<u8>]) -> Vec<Option<Key>> {
         .iter()
         .map(|bytes| Key::try_from(bytes.as_slice()).ok())
         .collect()
-}
-
-fn table_account(addresses: &[Key]) -> StandinAccount {
-    let mut data = Vec::new();
-    encode_lookup_table_account(&LookupTableMeta::new(Some([9; 32])), addresses, &mut data);
-    StandinAccount {
-        owner: bs58::encode(ADDRESS_LOOKUP_TABLE_PROGRAM_ID).into_string(),
-        data,
-        lamports: 1_000_000,
-    }
 }
 
 /// The stand-in serving `accounts` at a slot after the fixtures'.

@@ -10,21 +10,19 @@
 //! beside it gets no transaction the deshred stream lacks, and neither drops anything.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
+mod fixture_tables;
 mod process;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use decoder::lookup::{
-    ADDRESS_LOOKUP_TABLE_PROGRAM_ID, LookupTableMeta, encode_lookup_table_account,
-};
 use futures_util::SinkExt;
 use serde_json::Value;
 use solana_transaction::versioned::VersionedTransaction;
 use stream_proto::stream::stream_client::StreamClient;
 use stream_proto::stream::{SubscribeRequest, subscribe_update::Update};
-use testkit::cluster_rpc::{ClusterStandin, ClusterState, StandinAccount};
+use testkit::cluster_rpc::{ClusterStandin, ClusterState};
 use tokio_stream::StreamExt;
 use yellowstone_grpc_client::GeyserGrpcClient;
 use yellowstone_grpc_proto::geyser::subscribe_update_deshred::UpdateOneof;
@@ -35,16 +33,17 @@ use yellowstone_grpc_proto::geyser::{
 
 use process::{http_get, metric_value, send_capture, start_appliance, wait_for_metric};
 
-type Key = [u8; 32];
+use fixture_tables::{Key, table_account};
+
+/// The manifest's lookup tables by address.
+fn tables(manifest: &Value) -> HashMap<Key, Vec<Key>> {
+    fixture_tables::tables(manifest).into_iter().collect()
+}
 
 fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../decoder/tests/fixtures/shreds")
         .join(relative)
-}
-
-fn key(text: &str) -> Key {
-    bs58::decode(text).into_vec().unwrap().try_into().unwrap()
 }
 
 /// One reference transaction.
@@ -68,22 +67,6 @@ impl Reference {
             .chain(self.loaded_writable.iter().copied())
             .chain(self.loaded_readonly.iter().copied())
     }
-}
-
-/// The manifest's lookup tables: address → addresses.
-fn tables(manifest: &Value) -> HashMap<Key, Vec<Key>> {
-    manifest["address_lookup_tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|table| {
-            let addresses = table["addresses"].as_array().unwrap();
-            (
-                key(table["address"].as_str().unwrap()),
-                addresses.iter().map(|a| key(a.as_str().unwrap())).collect(),
-            )
-        })
-        .collect()
 }
 
 /// Signature → reference, from the manifest (the SDK deserialises each transaction's bytes).
@@ -156,16 +139,6 @@ fn loaded_only_address(references: &HashMap<Vec<u8>, Reference>) -> Key {
         .max_by_key(|(address, count)| (*count, *address))
         .expect("the fixtures load some address through tables");
     address
-}
-
-fn table_account(addresses: &[Key]) -> StandinAccount {
-    let mut data = Vec::new();
-    encode_lookup_table_account(&LookupTableMeta::new(Some([9; 32])), addresses, &mut data);
-    StandinAccount {
-        owner: bs58::encode(ADDRESS_LOOKUP_TABLE_PROGRAM_ID).into_string(),
-        data,
-        lamports: 1_000_000,
-    }
 }
 
 /// The stand-in cluster serving the tables, and a configuration preloading them.

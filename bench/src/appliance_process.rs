@@ -1,5 +1,6 @@
 //! A release `appliance run` under a bench tool's control: started on free loopback addresses
-//! with its own data directory, killed when dropped; its `/metrics` read over plain HTTP/1.1.
+//! with its own data directory, killed when dropped; its `/metrics` read over plain HTTP/1.1;
+//! latencies its clients measured, summarised.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -84,4 +85,19 @@ pub fn metric(http: SocketAddr, prefix: &str) -> u64 {
         .filter(|line| line.starts_with(prefix))
         .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
         .sum::<f64>() as u64
+}
+
+/// "n … p50 … p99 … max …" of latencies in µs.
+pub fn quantiles(values: impl IntoIterator<Item = u64>) -> anyhow::Result<String> {
+    let mut histogram = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 600_000_000, 3)?;
+    for value in values {
+        histogram.saturating_record(value.max(1));
+    }
+    Ok(format!(
+        "n {:>7}  p50 {:>6} µs  p99 {:>7} µs  max {:>8} µs",
+        histogram.len(),
+        histogram.value_at_quantile(0.5),
+        histogram.value_at_quantile(0.99),
+        histogram.max()
+    ))
 }

@@ -14,9 +14,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
-use bench::appliance_process::{metric, start};
+use bench::appliance_process::{metric, quantiles, start};
 use clap::Parser;
-use hdrhistogram::Histogram;
 use stream_proto::shredstream::SubscribeEntriesRequest;
 use stream_proto::shredstream::shredstream_proxy_client::ShredstreamProxyClient;
 use stream_proto::stream::stream_client::StreamClient;
@@ -203,21 +202,12 @@ async fn round(args: &Args, protocol: Protocol) -> anyhow::Result<(u64, u64, Vec
     Ok((cpu, transactions, latencies, firsts))
 }
 
-fn quantiles(values: &[u64]) -> anyhow::Result<String> {
+/// The latencies' summary, or why there are none.
+fn summary(values: &[u64]) -> anyhow::Result<String> {
     if values.is_empty() {
         return Ok("no stamp on the wire".to_owned());
     }
-    let mut histogram = Histogram::<u64>::new_with_bounds(1, 600_000_000, 3)?;
-    for value in values {
-        histogram.saturating_record((*value).max(1));
-    }
-    Ok(format!(
-        "n {:>7}  p50 {:>6} µs  p99 {:>7} µs  max {:>8} µs",
-        histogram.len(),
-        histogram.value_at_quantile(0.5),
-        histogram.value_at_quantile(0.99),
-        histogram.max()
-    ))
+    quantiles(values.iter().copied())
 }
 
 fn main() -> anyhow::Result<()> {
@@ -237,10 +227,10 @@ fn main() -> anyhow::Result<()> {
                     per_tx,
                     transactions,
                     cpu as f64 / (args.seconds as f64 * 10_000.0),
-                    quantiles(&latencies)?
+                    summary(&latencies)?
                 );
                 if !firsts.is_empty() {
-                    println!("{:>52} first of each data set: {}", "", quantiles(&firsts)?);
+                    println!("{:>52} first of each data set: {}", "", summary(&firsts)?);
                 }
             }
         }

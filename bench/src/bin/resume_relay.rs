@@ -17,9 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
-use bench::appliance_process::{Appliance, metric, start};
+use bench::appliance_process::{Appliance, metric, quantiles, start};
 use clap::{Parser, Subcommand};
-use hdrhistogram::Histogram;
 use stream_proto::stream::stream_client::StreamClient;
 use stream_proto::stream::subscribe_update::Update;
 use stream_proto::stream::{ServerTiming, SubscribeRequest, SubscribeUpdate};
@@ -118,20 +117,6 @@ async fn live(grpc: SocketAddr, samples: Arc<Mutex<Samples>>) -> anyhow::Result<
         }
     }
     Ok(())
-}
-
-fn quantiles(values: impl Iterator<Item = u64>) -> anyhow::Result<String> {
-    let mut histogram = Histogram::<u64>::new_with_bounds(1, 600_000_000, 3)?;
-    for value in values {
-        histogram.saturating_record(value.max(1));
-    }
-    Ok(format!(
-        "n {:>7}  p50 {:>6} µs  p99 {:>7} µs  max {:>8} µs",
-        histogram.len(),
-        histogram.value_at_quantile(0.5),
-        histogram.value_at_quantile(0.99),
-        histogram.max()
-    ))
 }
 
 /// One resumed stream: reads from `from_slot` until it receives sequence `target` or later;
