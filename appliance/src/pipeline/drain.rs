@@ -130,20 +130,20 @@ fn publish_completed(
         shared.entries.publish(span.slot, bytes);
     }
     let deshred = shared.deshred;
-    match bytes
-        .filter(|_| deshred.wanted())
-        .map(decoder::entry::parse_entry_batch)
-    {
-        Some(Ok(batch)) => super::deshred::publish_batch(deshred, lookups, span, &batch),
-        Some(Err(error)) => {
-            // The incremental parse accepted these bytes: not expected.
-            debug!(
-                slot = span.slot,
-                reason = error.label(),
-                "completed batch unparsable for SubscribeDeshred"
-            );
-            super::deshred::slot_end(deshred, span);
-        }
+    let batch = bytes.filter(|_| deshred.wanted()).and_then(|bytes| {
+        decoder::entry::parse_entry_batch(bytes)
+            .inspect_err(|error| {
+                // The incremental parse accepted these bytes: not expected.
+                debug!(
+                    slot = span.slot,
+                    reason = error.label(),
+                    "completed batch unparsable for SubscribeDeshred"
+                );
+            })
+            .ok()
+    });
+    match batch {
+        Some(batch) => super::deshred::publish_batch(deshred, lookups, span, &batch),
         None => super::deshred::slot_end(deshred, span),
     }
 }

@@ -97,27 +97,6 @@ fn check_sizes(
     request: &SubscribeDeshredRequest,
     limits: &FilterLimits,
 ) -> Result<(), FilterError> {
-    let count = request.deshred_transactions.len() + request.slots.len();
-    if count > limits.max_filters {
-        return Err(FilterError::TooManyFilters {
-            count,
-            max: limits.max_filters,
-        });
-    }
-    let names = request
-        .deshred_transactions
-        .keys()
-        .chain(request.slots.keys());
-    if let Some(name) = names
-        .into_iter()
-        .find(|name| name.len() > limits.max_id_bytes)
-    {
-        return Err(FilterError::IdTooLong {
-            filter: name.chars().take(32).collect(),
-            bytes: name.len(),
-            max: limits.max_id_bytes,
-        });
-    }
     let keys: usize = request
         .deshred_transactions
         .values()
@@ -127,13 +106,14 @@ fn check_sizes(
                 + filter.account_required.len()
         })
         .sum();
-    if keys > limits.max_keys {
-        return Err(FilterError::TooManyKeys {
-            count: keys,
-            max: limits.max_keys,
-        });
-    }
-    Ok(())
+    let filters = request.deshred_transactions.len() + request.slots.len();
+    limits.check_counts(filters, keys)?;
+    limits.check_ids(
+        request
+            .deshred_transactions
+            .keys()
+            .chain(request.slots.keys()),
+    )
 }
 
 fn compile_transaction_filter(

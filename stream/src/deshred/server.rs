@@ -6,6 +6,7 @@
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use tokio::sync::watch;
@@ -115,15 +116,11 @@ impl Service<Request<Streaming<SubscribeDeshredRequest>>> for SubscribeDeshred {
         let sessions = shared.feed.sessions();
         let opened = OpenStream::take(&shared.places, sessions, Client { ip, token })
             .map_err(|refused| {
-                sessions
-                    .sessions_refused
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                sessions.sessions_refused.fetch_add(1, Ordering::Relaxed);
                 Status::resource_exhausted(refused.to_string())
             })
             .map(|place| {
-                sessions
-                    .sessions_started
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                sessions.sessions_started.fetch_add(1, Ordering::Relaxed);
                 let parts = SessionParts {
                     feed: shared.feed.clone(),
                     limits: shared.limits,

@@ -36,6 +36,41 @@ impl Default for FilterLimits {
     }
 }
 
+impl FilterLimits {
+    /// At most `max_filters` named filters and `max_keys` account keys in one request (also the
+    /// Yellowstone stream's requests, `deshred::filter`).
+    pub(crate) fn check_counts(&self, filters: usize, keys: usize) -> Result<(), FilterError> {
+        if filters > self.max_filters {
+            return Err(FilterError::TooManyFilters {
+                count: filters,
+                max: self.max_filters,
+            });
+        }
+        if keys > self.max_keys {
+            return Err(FilterError::TooManyKeys {
+                count: keys,
+                max: self.max_keys,
+            });
+        }
+        Ok(())
+    }
+
+    /// Every filter id (name) within `max_id_bytes`; the error quotes the first over-long one.
+    pub(crate) fn check_ids<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a String>,
+    ) -> Result<(), FilterError> {
+        match ids.into_iter().find(|id| id.len() > self.max_id_bytes) {
+            Some(id) => Err(FilterError::IdTooLong {
+                filter: id.chars().take(ID_QUOTED).collect(),
+                bytes: id.len(),
+                max: self.max_id_bytes,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Characters of an over-long filter id quoted in the error.
 const ID_QUOTED: usize = 32;
 
@@ -51,25 +86,15 @@ impl Filters {
         subscriptions: &HashMap<String, ProgramFilter>,
         limits: &FilterLimits,
     ) -> Result<Self, FilterError> {
-        if subscriptions.len() > limits.max_filters {
-            return Err(FilterError::TooManyFilters {
-                count: subscriptions.len(),
-                max: limits.max_filters,
-            });
-        }
         let keys: usize = subscriptions
             .values()
             .map(|f| {
                 f.accounts_include.len() + f.accounts_exclude.len() + f.accounts_required.len()
             })
             .sum();
-        if keys > limits.max_keys {
-            return Err(FilterError::TooManyKeys {
-                count: keys,
-                max: limits.max_keys,
-            });
-        }
-        check_sizes(subscriptions, limits)?;
+        limits.check_counts(subscriptions.len(), keys)?;
+        limits.check_ids(subscriptions.keys())?;
+        check_instruction_types(subscriptions, limits)?;
         let mut filters = subscriptions
             .iter()
             .map(|(id, filter)| compile_filter(id, filter))
@@ -161,21 +186,11 @@ fn names_of(value: i32) -> &'static [&'static str] {
         .map_or(&[], |program| program.logical_names())
 }
 
-/// Filter ids within `max_id_bytes`, `instruction_types` entries within `max_instruction_types`.
-fn check_sizes(
+/// `instruction_types` entries within `max_instruction_types`.
+fn check_instruction_types(
     subscriptions: &HashMap<String, ProgramFilter>,
     limits: &FilterLimits,
 ) -> Result<(), FilterError> {
-    if let Some(id) = subscriptions
-        .keys()
-        .find(|id| id.len() > limits.max_id_bytes)
-    {
-        return Err(FilterError::IdTooLong {
-            filter: id.chars().take(ID_QUOTED).collect(),
-            bytes: id.len(),
-            max: limits.max_id_bytes,
-        });
-    }
     let types: usize = subscriptions
         .values()
         .map(|filter| filter.instruction_types.len())
