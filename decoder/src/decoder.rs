@@ -199,9 +199,21 @@ pub const DUPLICATES_KEPT: usize = 64;
 impl ShredDecoder {
     /// Reserves every buffer the decoder will use.
     pub fn new(config: DecoderConfig, leaders: LeaderSchedule) -> Self {
+        // Batch mode reads the data shreds in place in the resolver's pool (one copy fewer per
+        // shred); incremental mode keeps the slot stage's own store, which its streams need.
+        let (sets, slots) = match config.incremental.enabled {
+            false => (
+                SetStage::holding(config, leaders),
+                SlotStage::borrowing(SlotStageConfig::from(&config)),
+            ),
+            true => (
+                SetStage::new(config, leaders),
+                SlotStage::new(SlotStageConfig::from(&config)),
+            ),
+        };
         Self {
-            slots: SlotStage::new(SlotStageConfig::from(&config)),
-            sets: SetStage::new(config, leaders),
+            sets,
+            slots,
             duplicates: Vec::with_capacity(DUPLICATES_KEPT),
         }
     }
@@ -276,7 +288,7 @@ impl ShredDecoder {
     /// Takes the next complete batch, assembled and strictly parsed. Batches that fail are
     /// counted and skipped.
     pub fn next_batch(&mut self) -> Option<Batch<'_>> {
-        self.slots.next_batch()
+        self.slots.next_batch_from(&mut self.sets)
     }
 
     /// Takes the next transaction, marker or batch end that is ready; see

@@ -34,7 +34,7 @@ use thiserror::Error;
 use crate::cursor::{Cursor, CursorError};
 use crate::entry::marker::{BlockMarker, MarkerCounts, MarkerError, read_marker};
 use crate::transaction::{
-    HASH_LEN_BYTES, TRANSACTION_LEN_BYTES_MIN, TransactionError, TransactionView,
+    self, HASH_LEN_BYTES, TRANSACTION_LEN_BYTES_MIN, TransactionError, TransactionView,
     parse_transaction, span,
 };
 
@@ -523,10 +523,11 @@ fn read_entry<'a>(cursor: &mut Cursor<'a>, entry_index: u64) -> Result<EntryView
     })
 }
 
-/// Parses a transaction that already passed the strict batch parse. `None` would mean the parser
-/// disagrees with itself; the iterators end there rather than panic in release builds.
+/// Parses a transaction that already passed the strict batch parse (the wire walk only, see
+/// [`transaction::revisit_transaction`]). `None` would mean the parser disagrees with itself; the
+/// iterators end there rather than panic in release builds.
 fn revisit_transaction<'a>(cursor: &mut Cursor<'a>) -> Option<TransactionView<'a>> {
-    let transaction = parse_transaction(cursor).ok();
+    let transaction = transaction::revisit_transaction(cursor);
     debug_assert!(
         transaction.is_some(),
         "re-walk of a validated transaction failed"

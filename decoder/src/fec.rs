@@ -322,7 +322,22 @@ impl FecResolver {
         if let Some(set_slot) = existing {
             let set = &self.sets[set_slot as usize];
             match set.state {
-                SetState::Complete => return Err(FecError::SetAlreadyComplete),
+                // Held until consumed: judged as a late shred of a completed set.
+                SetState::Complete if set.signature[..] == *shred.signature() => {
+                    return Err(FecError::SetAlreadyComplete);
+                }
+                SetState::Complete => {
+                    let (first_root, known) = (set.root, set.second_root);
+                    return Err(
+                        match self.late_shred(key, first_root, known, shred, leaders) {
+                            Ok(root) => {
+                                self.sets[set_slot as usize].second_root = Some(root);
+                                FecError::DuplicateBlock
+                            }
+                            Err(error) => error,
+                        },
+                    );
+                }
                 SetState::Failed => return Err(FecError::SetFailed),
                 SetState::Collecting | SetState::Free => {}
             }
@@ -335,8 +350,16 @@ impl FecResolver {
             if shred.signature().starts_with(&done.signature) {
                 return Err(FecError::SetAlreadyComplete);
             }
-            let done = *done;
-            return Err(self.late_shred(key, done, shred, leaders));
+            let (first_root, known) = (done.root, self.done.second_root(&key));
+            return Err(
+                match self.late_shred(key, first_root, known, shred, leaders) {
+                    Ok(root) => {
+                        self.done.set_second_root(&key, root);
+                        FecError::DuplicateBlock
+                    }
+                    Err(error) => error,
+                },
+            );
         }
         let leaf = if self.authenticate {
             merkle::leaf_hash(shred.merkle_leaf_input())
@@ -452,34 +475,26 @@ impl FecResolver {
         }
     }
 
-    /// A late shred of a completed set that does not carry the set's signature: checked as a
-    /// possible second version.
+    /// A late shred of a completed set (`first_root` in use, `known` second root) that does not
+    /// carry the set's signature, checked as a possible second version: `Ok` with its root when
+    /// it is a new one signed by the leader (the caller records it), the rejection otherwise.
     fn late_shred(
         &mut self,
         key: SetKey,
-        done: Done,
+        first_root: Hash,
+        known: Option<Hash>,
         shred: &ShredRef<'_>,
         leaders: &LeaderSchedule,
-    ) -> FecError {
+    ) -> Result<Hash, FecError> {
         if !self.authenticate || !leaders.is_checked() {
             // Without a schedule another signature cannot be judged: the first version stays.
-            return FecError::MerkleRootMismatch;
+            return Err(FecError::MerkleRootMismatch);
         }
         let leaf = merkle::leaf_hash(shred.merkle_leaf_input());
-        let path = match merkle::proof_path(leaf, shred.erasure_index(), shred.merkle_proof()) {
-            Ok(path) => path,
-            Err(error) => return error.into(),
-        };
+        let path = merkle::proof_path(leaf, shred.erasure_index(), shred.merkle_proof())?;
         let root = path[merkle::PROOF_LEVELS];
-        let signature = shred.signature();
-        let known = self.done.second_root(&key);
-        match self.second_version(key, done.root, known, root, signature, leaders) {
-            Ok(()) => {
-                self.done.set_second_root(&key, root);
-                FecError::DuplicateBlock
-            }
-            Err(error) => error,
-        }
+        self.second_version(key, first_root, known, root, shred.signature(), leaders)?;
+        Ok(root)
     }
 
     /// Judges `root`, proven by a shred of a set whose version in use has `first_root`: `Ok` when
@@ -767,8 +782,9 @@ impl FecResolver {
             .enumerate()
             .filter(|(_, set)| set.state != SetState::Free)
             .min_by_key(|(_, set)| (set.confirmed, set.sequence))
-            .map(|(set_slot, set)| (set_slot as u32, set.key))?;
-        self.release(oldest.0, false);
+            .map(|(set_slot, set)| (set_slot as u32, set.key, set.state == SetState::Complete))?;
+        // A complete set (held until consumed) is remembered, so its late shreds stay redundant.
+        self.release(oldest.0, oldest.2);
         self.counters.sets_evicted += 1;
         Some(oldest.1)
     }

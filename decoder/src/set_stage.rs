@@ -33,6 +33,7 @@ use crate::decoder::{DecoderConfig, Rejection, ShredOutcome};
 use crate::fec::{Completion, DuplicateSet, FecCounters, FecError, FecResolver, Inserted, SetKey};
 use crate::leader::LeaderSchedule;
 use crate::shred::{self, DATA_SHREDS_PER_FEC_SET, FLAG_DATA_COMPLETE, FLAG_LAST_SHRED_IN_SLOT};
+use crate::slot_stage::HeldShreds;
 
 /// A data shred that became present in its FEC set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +100,8 @@ pub struct SetStage {
     highest_slot: Option<u64>,
     /// Receive time of the last set confirmed inside the window.
     last_confirm_ns: u64,
+    /// Complete sets stay in the pool until their data shreds are consumed ([`HeldShreds`]).
+    hold_complete: bool,
 }
 
 /// Where a shred's slot lies against the window.
@@ -118,6 +121,20 @@ impl SetStage {
             fec: FecResolver::new(config.fec),
             highest_slot: None,
             last_confirm_ns: 0,
+            hold_complete: false,
+        }
+    }
+
+    /// A stage whose complete sets stay in the resolver's pool until a slot stage on the same
+    /// thread has consumed their data shreds, reading them in place through [`HeldShreds`]
+    /// instead of copying each one out ([`ShredDecoder`]'s batch mode). Complete sets then count
+    /// against `fec.max_sets_in_flight` until consumed.
+    ///
+    /// [`ShredDecoder`]: crate::decoder::ShredDecoder
+    pub fn holding(config: DecoderConfig, leaders: LeaderSchedule) -> Self {
+        Self {
+            hold_complete: true,
+            ..Self::new(config, leaders)
         }
     }
 
@@ -313,8 +330,11 @@ impl SetStage {
         }
         if let Some(Completion::Complete { .. }) = inserted.completion {
             self.hand_over(key, recovered_data, first_rx_ns, rx_ns, sink);
-            // Every data shred of the set has been handed over: the slot side owns them now.
-            self.fec.release_complete(&key);
+            // Every data shred of the set has been handed over: the slot side owns them now
+            // (or, holding, reads them here until it has consumed them).
+            if !self.hold_complete {
+                self.fec.release_complete(&key);
+            }
         }
     }
 
@@ -337,5 +357,15 @@ impl SetStage {
                 payload,
             }));
         }
+    }
+}
+
+impl HeldShreds for SetStage {
+    fn held_payload(&self, slot: u64, index: u32) -> Option<&[u8]> {
+        self.fec.data_shred(slot, index)
+    }
+
+    fn consumed(&mut self, slot: u64, index: u32) {
+        self.fec.mark_consumed(slot, index);
     }
 }

@@ -9,9 +9,13 @@
 //! boundaries, a batch emitted as soon as it is complete.
 //!
 //! Store: groups of the 32 data shreds of one FEC set (~38 KB each), `store_sets` of them
-//! reserved at construction. A group is released when its 32 shreds were all used in batches,
+//! reserved at construction. A stage built with [`SlotStage::borrowing`] keeps no payloads: its
+//! caller holds them ([`HeldShreds`], the FEC resolver's pool in [`ShredDecoder`]'s batch mode)
+//! and lends them to [`SlotStage::next_batch_from`], which saves one copy of every data shred. A group is released when its 32 shreds were all used in batches,
 //! when its set was evicted upstream, or when its slot falls below the window; when every group
 //! is in use the oldest is evicted (counted) and the deshredder forgets its shreds.
+//!
+//! [`ShredDecoder`]: crate::decoder::ShredDecoder
 
 mod ready;
 
@@ -118,10 +122,22 @@ struct PendingBatch {
     completed_rx_ns: u64,
 }
 
+/// Data shreds a [`SlotStage::borrowing`] stage reads from its caller: every shred it was told
+/// about ([`SlotStage::insert`]) and has not seen forgotten ([`SlotStage::forget_set`],
+/// [`SlotStage::release_slots_below`]) must be there.
+pub trait HeldShreds {
+    /// The whole payload (headers included) of data shred `index` of `slot`, when held.
+    fn held_payload(&self, slot: u64, index: u32) -> Option<&[u8]>;
+    /// The stage has used data shred `index` of `slot` in a batch (or dropped it with its batch).
+    fn consumed(&mut self, slot: u64, index: u32);
+}
+
 /// See the module documentation.
 pub struct SlotStage {
     config: SlotStageConfig,
+    /// Empty (no groups) when the caller holds the payloads ([`SlotStage::borrowing`]).
     store: ShredStore,
+    borrowed: bool,
     deshred: Deshredder,
     pending: VecDeque<PendingBatch>,
     batch_bytes: Vec<u8>,
@@ -136,6 +152,23 @@ pub struct SlotStage {
 impl SlotStage {
     /// Reserves every buffer the stage will use.
     pub fn new(config: SlotStageConfig) -> Self {
+        assert!(config.store_sets > 0, "store_sets must be positive");
+        Self::build(config, false)
+    }
+
+    /// A batch-mode stage that keeps no payloads: the caller holds every data shred it inserts
+    /// until [`HeldShreds::consumed`] or a forget, and drains with [`SlotStage::next_batch_from`].
+    /// `store_sets` is not reserved; incremental deshredding is off.
+    pub fn borrowing(config: SlotStageConfig) -> Self {
+        let config = SlotStageConfig {
+            store_sets: 0,
+            incremental: IncrementalConfig::default(),
+            ..config
+        };
+        Self::build(config, true)
+    }
+
+    fn build(config: SlotStageConfig, borrowed: bool) -> Self {
         assert!(
             config.max_pending_batches > 0,
             "max_pending_batches must be positive"
@@ -147,6 +180,7 @@ impl SlotStage {
         Self {
             config,
             store: ShredStore::new(config.store_sets),
+            borrowed,
             deshred: Deshredder::new(config.deshred),
             pending: VecDeque::with_capacity(config.max_pending_batches),
             batch_bytes: Vec::with_capacity(config.max_batch_bytes),
@@ -202,7 +236,9 @@ impl SlotStage {
         if self.config.incremental.enabled && self.refuse_known(shred) {
             return;
         }
-        if let Some(evicted) = self.store.put(shred) {
+        if !self.borrowed
+            && let Some(evicted) = self.store.put(shred)
+        {
             self.counters.store_sets_evicted += 1;
             self.forget_in_deshredder(evicted);
             self.close_streams_of_set(evicted);
@@ -255,24 +291,38 @@ impl SlotStage {
 
     /// Takes the next complete batch, assembled and strictly parsed. Batches that fail are
     /// counted and skipped. Batch mode only: with incremental deshredding enabled it returns
-    /// `None` (use [`SlotStage::next_ready`]).
+    /// `None` (use [`SlotStage::next_ready`]); a [`SlotStage::borrowing`] stage drains with
+    /// [`SlotStage::next_batch_from`].
     pub fn next_batch(&mut self) -> Option<Batch<'_>> {
-        if self.config.incremental.enabled {
+        if self.config.incremental.enabled || self.borrowed {
             return None;
         }
+        self.take_batch(None)
+    }
+
+    /// [`SlotStage::next_batch`] of a [`SlotStage::borrowing`] stage, reading the payloads from
+    /// `held`; `None` from a stage that keeps its own.
+    pub fn next_batch_from(&mut self, held: &mut dyn HeldShreds) -> Option<Batch<'_>> {
+        if !self.borrowed {
+            return None;
+        }
+        self.take_batch(Some(held))
+    }
+
+    fn take_batch(&mut self, mut held: Option<&mut dyn HeldShreds>) -> Option<Batch<'_>> {
         let (pending, first_rx_ns, summary) = loop {
             let pending = self.pending.pop_front()?;
-            let Some(first_rx_ns) = self.assemble(&pending) else {
+            let Some(first_rx_ns) = self.assemble(&pending, reborrow(&mut held)) else {
                 continue;
             };
             // Only owned counts leave this match, so the batch buffer is free again for the next
             // iteration; the view is rebuilt from them below without a second walk.
             match parse_components(&self.batch_bytes) {
                 Ok(entries) => break (pending, first_rx_ns, entries.summary()),
-                Err(error) => self.note_parse_failure(&pending.span, &error),
+                Err(error) => self.note_parse_failure(&pending.span, &error, reborrow(&mut held)),
             }
         };
-        self.consume(&pending.span);
+        self.consume(&pending.span, held);
         self.counters.batches_emitted += 1;
         self.counters.markers.merge(&summary.markers);
         let bytes = self.batch_bytes.as_slice();
@@ -293,11 +343,15 @@ impl SlotStage {
     /// Copies the batch's entry bytes into the batch buffer and returns its `first_rx_ns`: the
     /// earliest receive time of the set whose shred completed it (not of the batch's earliest
     /// set: the product decision defines `first_read` so); `None` when it cannot.
-    fn assemble(&mut self, pending: &PendingBatch) -> Option<u64> {
+    fn assemble(
+        &mut self,
+        pending: &PendingBatch,
+        held: Option<&mut dyn HeldShreds>,
+    ) -> Option<u64> {
         let span = &pending.span;
         self.batch_bytes.clear();
         for index in span.start_index..=span.end_index {
-            let Some((payload, _)) = self.store.get_with_rx(span.slot, index) else {
+            let Some(payload) = payload_of(&self.store, held.as_deref(), span.slot, index) else {
                 self.counters.batches_incomplete += 1;
                 return None;
             };
@@ -306,7 +360,7 @@ impl SlotStage {
             let data = payload.get(DATA_HEADERS_LEN..size).unwrap_or_default();
             if self.batch_bytes.len() + data.len() > self.config.max_batch_bytes {
                 self.counters.batches_too_large += 1;
-                self.consume(span);
+                self.consume(span, held);
                 return None;
             }
             self.batch_bytes.extend_from_slice(data);
@@ -314,10 +368,15 @@ impl SlotStage {
         Some(pending.first_rx_ns)
     }
 
-    fn note_parse_failure(&mut self, span: &BatchSpan, _error: &EntryError) {
+    fn note_parse_failure(
+        &mut self,
+        span: &BatchSpan,
+        _error: &EntryError,
+        held: Option<&mut dyn HeldShreds>,
+    ) {
         if span.start_certain {
             self.counters.batches_invalid += 1;
-            self.consume(span);
+            self.consume(span, held);
         } else {
             // The true start may lie earlier; leave the shreds for when the predecessor arrives.
             self.counters.batches_uncertain_rejected += 1;
@@ -345,13 +404,13 @@ impl SlotStage {
     }
 
     /// Copies the span's data into the kept entry bytes (when kept) before it is consumed.
-    fn copy_entry_bytes(&mut self, span: &BatchSpan) {
+    fn copy_entry_bytes(&mut self, span: &BatchSpan, held: Option<&dyn HeldShreds>) {
         let Some(out) = self.entry_bytes.as_mut() else {
             return;
         };
         out.clear();
         for index in span.start_index..=span.end_index {
-            let Some(payload) = self.store.get(span.slot, index) else {
+            let Some(payload) = payload_of(&self.store, held, span.slot, index) else {
                 break;
             };
             let (_, data) = ready::flags_and_data(payload);
@@ -362,14 +421,38 @@ impl SlotStage {
         }
     }
 
-    fn consume(&mut self, span: &BatchSpan) {
-        self.copy_entry_bytes(span);
+    fn consume(&mut self, span: &BatchSpan, held: Option<&mut dyn HeldShreds>) {
+        self.copy_entry_bytes(span, held.as_deref());
         if self.deshred.mark_emitted(span) && self.config.incremental.enabled {
             self.streams.note_slot_done(span.slot);
         }
-        for index in span.start_index..=span.end_index {
-            self.store.mark_consumed(span.slot, index);
+        match held {
+            Some(held) => (span.start_index..=span.end_index)
+                .for_each(|index| held.consumed(span.slot, index)),
+            None => (span.start_index..=span.end_index)
+                .for_each(|index| self.store.mark_consumed(span.slot, index)),
         }
+    }
+}
+
+/// A shorter borrow of the caller's held shreds, for one call.
+fn reborrow<'b>(held: &'b mut Option<&mut dyn HeldShreds>) -> Option<&'b mut dyn HeldShreds> {
+    match held {
+        Some(held) => Some(&mut **held),
+        None => None,
+    }
+}
+
+/// A data shred's payload from the caller's `held` shreds when given, else from `store`.
+fn payload_of<'a>(
+    store: &'a ShredStore,
+    held: Option<&'a dyn HeldShreds>,
+    slot: u64,
+    index: u32,
+) -> Option<&'a [u8]> {
+    match held {
+        Some(held) => held.held_payload(slot, index),
+        None => store.get(slot, index),
     }
 }
 
@@ -404,8 +487,8 @@ fn key_of(slot: u64, index: u32) -> (SetKey, usize) {
 }
 
 impl ShredStore {
+    /// `capacity` groups; 0 for a stage that borrows its payloads.
     fn new(capacity: usize) -> Self {
-        assert!(capacity > 0, "store_sets must be positive");
         let groups = (0..capacity)
             .map(|_| Group {
                 key: SetKey {
@@ -432,20 +515,12 @@ impl ShredStore {
     }
 
     fn get(&self, slot: u64, index: u32) -> Option<&[u8]> {
-        self.get_with_rx(slot, index).map(|(payload, _)| payload)
-    }
-
-    fn get_with_rx(&self, slot: u64, index: u32) -> Option<(&[u8], u64)> {
         let (key, position) = key_of(slot, index);
         let group = &self.groups[*self.index.get(&key)? as usize];
         if group.present >> position & 1 == 0 {
             return None;
         }
-        let length = usize::from(group.lengths[position]);
-        Some((
-            &group.payloads[position][..length],
-            group.first_rx_ns[position],
-        ))
+        Some(&group.payloads[position][..usize::from(group.lengths[position])])
     }
 
     /// A held payload with its set's earliest receive time and its own receive time.

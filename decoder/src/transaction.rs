@@ -154,8 +154,32 @@ pub fn parse_transaction<'a>(
     // Parse on a copy so that a rejected transaction does not move the caller's cursor.
     let mut work = *cursor;
     let start = work.position();
-    let layout = read_layout(&mut work)?;
+    let layout = read_layout::<true>(&mut work)?;
     sanitize(&layout)?;
+    let view = view_of(&layout, span(&work, start))?;
+    *cursor = work;
+    Ok(view)
+}
+
+/// Parses again a transaction that [`parse_transaction`] accepted at this position of the same
+/// bytes (a validated entry batch's re-walk): the wire walk only, without the instruction index
+/// summary and sanitize, whose verdict is known. `None` would mean the bytes are not the ones
+/// validated; the caller's cursor then stays where it was.
+pub(crate) fn revisit_transaction<'a>(cursor: &mut Cursor<'a>) -> Option<TransactionView<'a>> {
+    let mut work = *cursor;
+    let start = work.position();
+    let layout = read_layout::<false>(&mut work).ok()?;
+    let view = view_of(&layout, span(&work, start)).ok()?;
+    *cursor = work;
+    Some(view)
+}
+
+/// The view of a walked transaction whose `bytes` are `layout`'s; fails only without a signature
+/// or a static key, which sanitize rules out.
+fn view_of<'a>(
+    layout: &Layout<'a>,
+    bytes: &'a [u8],
+) -> Result<TransactionView<'a>, TransactionError> {
     // Sanitize proved 1 <= num_required_signatures == signature count <= static key count
     // (rules 1, 2 and 7), so both lists have a first element; the error arm cannot run.
     let (Some(first_signature), Some(fee_payer)) = (
@@ -171,8 +195,6 @@ pub fn parse_transaction<'a>(
             num_required_signatures: layout.header.num_required_signatures,
         });
     };
-    let bytes = span(&work, start);
-    *cursor = work;
     Ok(TransactionView {
         bytes,
         signatures: layout.signatures,
@@ -408,8 +430,11 @@ struct IndexSummary {
     account_index_end: usize,
 }
 
-/// Walks the wire format (no sanitize rules yet), leaving `cursor` after the transaction.
-fn read_layout<'a>(cursor: &mut Cursor<'a>) -> Result<Layout<'a>, TransactionError> {
+/// Walks the wire format (no sanitize rules yet), leaving `cursor` after the transaction. Without
+/// `SUMMARY` the instruction indexes are not summarised (a re-walk: sanitize already ran).
+fn read_layout<'a, const SUMMARY: bool>(
+    cursor: &mut Cursor<'a>,
+) -> Result<Layout<'a>, TransactionError> {
     let signature_count = usize::from(cursor.take_compact_u16("signature count")?);
     let signatures = take_arrays::<SIGNATURE_LEN_BYTES>(cursor, signature_count, "signatures")?;
 
@@ -446,7 +471,9 @@ fn read_layout<'a>(cursor: &mut Cursor<'a>) -> Result<Layout<'a>, TransactionErr
     let mut index_summary = IndexSummary::default();
     for _ in 0..instruction_count {
         let instruction = read_instruction(cursor)?;
-        index_summary.record(&instruction);
+        if SUMMARY {
+            index_summary.record(&instruction);
+        }
     }
     let instructions = span(cursor, instructions_start);
 

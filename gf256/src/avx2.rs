@@ -42,9 +42,9 @@ pub(crate) use x86::{dot_products, eliminate};
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::{
-        __m256i, _mm_loadu_si128, _mm256_and_si256, _mm256_broadcastsi128_si256,
-        _mm256_loadu_si256, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
-        _mm256_srli_epi64, _mm256_storeu_si256, _mm256_xor_si256,
+        __m256i, _MM_HINT_T0, _mm_loadu_si128, _mm_prefetch, _mm256_and_si256,
+        _mm256_broadcastsi128_si256, _mm256_loadu_si256, _mm256_set1_epi8, _mm256_setzero_si256,
+        _mm256_shuffle_epi8, _mm256_srli_epi64, _mm256_storeu_si256, _mm256_xor_si256,
     };
 
     use super::available;
@@ -53,6 +53,12 @@ mod x86 {
 
     /// Outputs accumulated in registers per pass over the inputs.
     const GROUP: usize = 8;
+
+    /// How far ahead of the column being summed each input is prefetched. A recovery reads 32
+    /// shards at one column each step, shards that arrived over many other datagrams and are
+    /// no longer in L1/L2; without the hint each step stalls on 32 misses the hardware
+    /// prefetcher does not follow (bench/README.md, "Decode path").
+    const PREFETCH_AHEAD_BYTES: usize = 256;
 
     /// The two lookup tables of one coefficient, broadcast to both 128-bit lanes.
     #[derive(Clone, Copy)]
@@ -90,6 +96,16 @@ mod x86 {
             _mm256_shuffle_epi8(tables.low, low),
             _mm256_shuffle_epi8(tables.high, high),
         )
+    }
+
+    /// Asks for the cache line at `offset` of `slice` (clamped to its last byte); never faults.
+    #[target_feature(enable = "avx2")]
+    fn prefetch(slice: &[u8], offset: usize) {
+        let Some(last) = slice.len().checked_sub(1) else {
+            return;
+        };
+        // SAFETY: the address lies inside `slice`; a prefetch reads nothing architecturally.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(slice.as_ptr().add(offset.min(last)).cast()) }
     }
 
     /// 32 bytes of `slice` from `offset`.
@@ -186,7 +202,12 @@ mod x86 {
         let offsets = (0..whole).map(|chunk| chunk * VECTOR_BYTES).chain(tail);
         for offset in offsets {
             let mut sums = [_mm256_setzero_si256(); G];
+            // One hint per cache line: on even chunks only.
+            let hint = offset.is_multiple_of(2 * VECTOR_BYTES);
             for (input, tables_of_term) in inputs.iter().zip(&tables_by_term) {
+                if hint {
+                    prefetch(input, offset + PREFETCH_AHEAD_BYTES);
+                }
                 // SAFETY: offset + 32 <= len = input.len() (checked by the caller).
                 let nibbles = nibbles(unsafe { load(input, offset) });
                 for (sum, &tables) in sums.iter_mut().zip(tables_of_term) {

@@ -32,7 +32,7 @@ use crate::shred::{
     DATA_HEADERS_LEN, DATA_SHREDS_PER_FEC_SET, FLAG_DATA_COMPLETE, FLAG_LAST_SHRED_IN_SLOT,
     MAX_SHREDS_PER_SLOT,
 };
-use crate::transaction::{TransactionView, parse_transaction};
+use crate::transaction::{TransactionView, revisit_transaction};
 
 use super::{PendingBatch, SlotStage};
 
@@ -404,7 +404,7 @@ impl SlotStage {
             }
         }
         while let Some(pending) = self.pending.pop_front() {
-            if self.claimed(&pending.span) || self.assemble(&pending).is_none() {
+            if self.claimed(&pending.span) || self.assemble(&pending, None).is_none() {
                 continue;
             }
             match parse_components(&self.batch_bytes) {
@@ -417,7 +417,7 @@ impl SlotStage {
                     });
                     return true;
                 }
-                Err(error) => self.note_parse_failure(&pending.span, &error),
+                Err(error) => self.note_parse_failure(&pending.span, &error, None),
             }
         }
         false
@@ -587,7 +587,7 @@ impl SlotStage {
                 RangeParser::new(),
             ),
         };
-        self.consume(&span);
+        self.consume(&span, None);
         match outcome {
             Ok(()) => self.counters.batches_emitted += 1,
             Err(_) => {
@@ -640,7 +640,8 @@ impl SlotStage {
             .job
             .map_or(0, |job| job.parser.transactions().saturating_sub(1));
         let bytes = self.batch_bytes.get(start..start + len)?;
-        let transaction = parse_transaction(&mut Cursor::new(bytes)).ok()?;
+        // The incremental parser accepted exactly these bytes as a transaction.
+        let transaction = revisit_transaction(&mut Cursor::new(bytes))?;
         Some(ReadyItem::Transaction(ReadyTransaction {
             slot,
             batch_start_index,
