@@ -102,6 +102,9 @@ pub fn dot_products(
         return Err(KernelError::LengthMismatch);
     }
     let done = avx2::dot_products(coefficients, inputs, outputs, len);
-    scalar::dot_products(coefficients, inputs, outputs, done);
+    // The vector kernel does every byte from 32 on; the scalar one only what it left.
+    if done < len {
+        scalar::dot_products(coefficients, inputs, outputs, done);
+    }
     Ok(())
 }
