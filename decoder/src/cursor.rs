@@ -23,29 +23,33 @@ pub enum CursorError {
 }
 
 /// A read position inside a borrowed byte slice.
+///
+/// Held as the unread tail rather than an index, so that each read is one length comparison
+/// (`split_at_checked`) and the slice it returns needs no second bounds check.
 #[derive(Debug, Clone, Copy)]
 pub struct Cursor<'a> {
     bytes: &'a [u8],
-    position: usize,
+    /// The bytes not yet consumed: always a suffix of `bytes`.
+    rest: &'a [u8],
 }
 
 impl<'a> Cursor<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, position: 0 }
+        Self { bytes, rest: bytes }
     }
 
     /// Bytes consumed so far.
     pub fn position(&self) -> usize {
-        self.position
+        self.bytes.len() - self.rest.len()
     }
 
     /// Bytes not yet consumed.
     pub fn remaining(&self) -> usize {
-        self.bytes.len() - self.position
+        self.rest.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.remaining() == 0
+        self.rest.is_empty()
     }
 
     /// The whole input the cursor was created over.
@@ -56,17 +60,16 @@ impl<'a> Cursor<'a> {
     /// Takes the next `len` bytes.
     #[inline]
     pub fn take(&mut self, len: usize, field: &'static str) -> Result<&'a [u8], CursorError> {
-        let available = self.remaining();
-        if len > available {
-            return Err(CursorError::Truncated {
+        let (taken, rest) = self
+            .rest
+            .split_at_checked(len)
+            .ok_or(CursorError::Truncated {
                 field,
                 needed: len,
-                available,
-            });
-        }
-        let start = self.position;
-        self.position += len;
-        Ok(&self.bytes[start..start + len])
+                available: self.rest.len(),
+            })?;
+        self.rest = rest;
+        Ok(taken)
     }
 
     /// Takes a fixed-size array by reference.
@@ -75,13 +78,16 @@ impl<'a> Cursor<'a> {
         &mut self,
         field: &'static str,
     ) -> Result<&'a [u8; N], CursorError> {
-        let bytes = self.take(N, field)?;
-        // The slice has exactly N bytes (checked by `take`), so the conversion cannot fail.
-        bytes.try_into().map_err(|_| CursorError::Truncated {
-            field,
-            needed: N,
-            available: 0,
-        })
+        let (taken, rest) = self
+            .rest
+            .split_first_chunk::<N>()
+            .ok_or(CursorError::Truncated {
+                field,
+                needed: N,
+                available: self.rest.len(),
+            })?;
+        self.rest = rest;
+        Ok(taken)
     }
 
     #[inline]
@@ -108,35 +114,45 @@ impl<'a> Cursor<'a> {
     /// Rejects non-minimal encodings and values above 0xFFFF, as `solana-short-vec` does.
     #[inline]
     pub fn take_compact_u16(&mut self, field: &'static str) -> Result<u16, CursorError> {
-        let start = self.position;
-        let mut value: u32 = 0;
-        for byte_index in 0..3 {
-            let byte = match self.take_u8(field) {
-                Ok(byte) => byte,
-                Err(error) => {
-                    self.position = start;
-                    return Err(error);
-                }
-            };
-            let is_last_allowed = byte_index == 2;
-            if is_last_allowed && byte > 0x03 {
-                // Third byte may carry only the top 2 bits of a u16 and no continuation bit.
-                self.position = start;
+        // Almost every length on the wire is below 128: one byte, no continuation bit.
+        if let Some((&byte, rest)) = self.rest.split_first()
+            && byte & 0x80 == 0
+        {
+            self.rest = rest;
+            return Ok(u16::from(byte));
+        }
+        let (value, len) = multi_byte_compact_u16(self.rest, field)?;
+        self.rest = self.rest.get(len..).unwrap_or_default();
+        Ok(value)
+    }
+}
+
+/// A compact-u16 at the start of `bytes` (any length): its value and how many bytes it took.
+fn multi_byte_compact_u16(bytes: &[u8], field: &'static str) -> Result<(u16, usize), CursorError> {
+    let mut value: u32 = 0;
+    for byte_index in 0..3 {
+        // Truncation is reported as the byte read that ran out: one byte needed, none left.
+        let Some(&byte) = bytes.get(byte_index) else {
+            return Err(CursorError::Truncated {
+                field,
+                needed: 1,
+                available: 0,
+            });
+        };
+        if byte_index == 2 && byte > 0x03 {
+            // Third byte may carry only the top 2 bits of a u16 and no continuation bit.
+            return Err(CursorError::BadCompactU16 { field });
+        }
+        value |= u32::from(byte & 0x7F) << (7 * byte_index);
+        if byte & 0x80 == 0 {
+            // Minimality: a continuation byte of zero (other than a lone first byte) is an alias.
+            if byte == 0 && byte_index > 0 {
                 return Err(CursorError::BadCompactU16 { field });
             }
-            value |= u32::from(byte & 0x7F) << (7 * byte_index);
-            if byte & 0x80 == 0 {
-                // Minimality: a continuation byte of zero (other than a lone first byte) is an alias.
-                if byte == 0 && byte_index > 0 {
-                    self.position = start;
-                    return Err(CursorError::BadCompactU16 { field });
-                }
-                return Ok(value as u16);
-            }
+            return Ok((value as u16, byte_index + 1));
         }
-        self.position = start;
-        Err(CursorError::BadCompactU16 { field })
     }
+    Err(CursorError::BadCompactU16 { field })
 }
 
 #[cfg(test)]
@@ -167,6 +183,32 @@ mod tests {
         assert!(compact(&[0x80, 0x80, 0x80]).is_err());
         assert!(compact(&[0x80]).is_err());
         assert!(compact(&[]).is_err());
+    }
+
+    #[test]
+    fn compact_u16_errors_keep_position_and_name_the_field() {
+        for bytes in [
+            &[0x80][..],
+            &[0x80, 0x00],
+            &[0xFF, 0xFF, 0x04],
+            &[0x80, 0x80, 0x80],
+        ] {
+            let mut cursor = Cursor::new(bytes);
+            let error = cursor.take_compact_u16("len").unwrap_err();
+            assert_eq!(cursor.position(), 0, "{bytes:?}");
+            assert!(error.to_string().contains("len"), "{error}");
+        }
+        let mut cursor = Cursor::new(&[7, 0x80]);
+        assert_eq!(cursor.take_compact_u16("first"), Ok(7));
+        assert_eq!(
+            cursor.take_compact_u16("second"),
+            Err(CursorError::Truncated {
+                field: "second",
+                needed: 1,
+                available: 0
+            })
+        );
+        assert_eq!(cursor.position(), 1);
     }
 
     #[test]
