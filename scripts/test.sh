@@ -8,29 +8,44 @@ cd "$(dirname "$0")/.."
 # green one means the same cases passed; set PROPTEST_RNG_SEED to another number to explore other
 # cases (README, Building and testing). Fuzzing below stays random.
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261126}"
+# Each step's wall time, printed at the end (also after a failure): CI must stay under an hour,
+# and this is where to look when it grows.
+timings=()
+step() {
+  local name=$1 began=$SECONDS
+  shift
+  "$@"
+  timings+=("$(printf '%5d s  %s' $((SECONDS - began)) "$name")")
+}
+print_timings() {
+  echo "test.sh: wall time per step"
+  if [ "${#timings[@]}" -gt 0 ]; then printf '  %s\n' "${timings[@]}"; fi
+  printf '  %5d s  total\n' "$SECONDS"
+}
+trap print_timings EXIT
 # Every test binary runs even after one fails, so a red run names all its failures at once.
-cargo test --workspace --all-targets --no-fail-fast
+step "workspace tests" cargo test --workspace --all-targets --no-fail-fast
 # The jsonParsed parsers against the validator's own (its own workspace: the oracle crate needs a
 # newer rust-version and a long first build). PARSED_ORACLE=0 skips it.
 if [ "${PARSED_ORACLE:-1}" != 0 ]; then
-  cargo test --manifest-path parsed-oracle/Cargo.toml --ignore-rust-version
+  step "parsed oracle" cargo test --manifest-path parsed-oracle/Cargo.toml --ignore-rust-version
 fi
 # A client that is not ours: Python stubs from proto/stream.proto against the running binary.
-bash scripts/python-client-test.sh
+step "python client" bash scripts/python-client-test.sh
 # The same against @grpc/grpc-js + @grpc/proto-loader (protobufjs keeps only the last occurrence of a
 # message field: every field must be written once).
-bash scripts/node-client-test.sh
+step "node client" bash scripts/node-client-test.sh
 # Yellowstone's published Node client (@triton-one/yellowstone-grpc) on geyser.Geyser/SubscribeDeshred.
-bash scripts/yellowstone-node-client-test.sh
+step "yellowstone client" bash scripts/yellowstone-node-client-test.sh
 # Clients that are not ours against the JSON-RPC archive: @solana/web3.js and solana-py.
-bash scripts/rpc-client-test.sh
+step "rpc clients" bash scripts/rpc-client-test.sh
 # /metrics of a running appliance (archive, insights, stream) under `promtool check metrics`.
-bash scripts/promtool-check.sh
+step "promtool" bash scripts/promtool-check.sh
 # The operator console (GET /) in headless chromium: charts drawn, console clean, nothing external.
-bash scripts/console-test.sh
+step "console" bash scripts/console-test.sh
 # The insights API under schemathesis (OpenAPI-driven random queries): never a 5xx.
-bash scripts/insights-fuzz.sh
+step "insights fuzz" bash scripts/insights-fuzz.sh
 fuzz_seconds="${FUZZ_SECONDS:-20}"
 if [ "$fuzz_seconds" -gt 0 ] && [ -x scripts/fuzz.sh ]; then
-  scripts/fuzz.sh "$fuzz_seconds"
+  step "cargo fuzz" scripts/fuzz.sh "$fuzz_seconds"
 fi
