@@ -52,7 +52,9 @@ print()
 for name, side in sorted(runs):
     values = runs[(name, side)]
     line = f"{side} {name}: median {statistics.median(values.values()):.0f} over {len(values)} runs"
-    twin = next((o for o in old_names if name == o or name.startswith(o + "/")), None)
+    # The same case of the old build; failing that, the case it extends (a renamed variant).
+    twin = name if name in old_names else next(
+        (o for o in old_names if name.startswith(o + "/")), None)
     if side == "new" and twin:
         base = runs[(twin, "old")]
         ratios = [values[r] / base[r] for r in values if r in base]
