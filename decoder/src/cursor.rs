@@ -63,11 +63,7 @@ impl<'a> Cursor<'a> {
         let (taken, rest) = self
             .rest
             .split_at_checked(len)
-            .ok_or(CursorError::Truncated {
-                field,
-                needed: len,
-                available: self.rest.len(),
-            })?;
+            .ok_or_else(|| self.truncated(field, len))?;
         self.rest = rest;
         Ok(taken)
     }
@@ -81,13 +77,19 @@ impl<'a> Cursor<'a> {
         let (taken, rest) = self
             .rest
             .split_first_chunk::<N>()
-            .ok_or(CursorError::Truncated {
-                field,
-                needed: N,
-                available: self.rest.len(),
-            })?;
+            .ok_or_else(|| self.truncated(field, N))?;
         self.rest = rest;
         Ok(taken)
+    }
+
+    /// The error of a read of `needed` bytes that does not fit in what is left.
+    #[cold]
+    fn truncated(&self, field: &'static str, needed: usize) -> CursorError {
+        CursorError::Truncated {
+            field,
+            needed,
+            available: self.rest.len(),
+        }
     }
 
     #[inline]
