@@ -24,8 +24,8 @@ OUT=target/console-test
 venv=$OUT/venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check -r scripts/console/requirements.txt
-cargo build --quiet -p appliance --bin appliance
-cargo build --quiet -p bench --bin insights_load
+source scripts/debug-bins.sh
+debug_bins appliance:appliance bench:insights_load
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 WORK=$(mktemp -d)

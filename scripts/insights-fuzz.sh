@@ -15,8 +15,8 @@ if [ ! -x "$VENV/bin/schemathesis" ]; then
     "$VENV/bin/pip" install --quiet -r scripts/insights/requirements.txt
 fi
 
-cargo build --quiet -p appliance --bin appliance
-cargo build --quiet -p bench --bin insights_load
+source scripts/debug-bins.sh
+debug_bins appliance:appliance bench:insights_load
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 WORK=$(mktemp -d)

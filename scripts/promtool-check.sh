@@ -13,8 +13,8 @@ if ! command -v promtool >/dev/null 2>&1; then
     echo "promtool-check: promtool missing (scripts/setup.sh installs Debian's prometheus package)" >&2
     exit 1
 fi
-cargo build --quiet -p appliance --bin appliance
-cargo build --quiet -p bench --bin insights_load
+source scripts/debug-bins.sh
+debug_bins appliance:appliance bench:insights_load
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 WORK=$(mktemp -d)

@@ -11,7 +11,8 @@ stubs=target/python-client/stubs
 "$venv/bin/pip" install -q --disable-pip-version-check -r scripts/python-client/requirements.txt
 mkdir -p "$stubs"
 "$venv/bin/python" -m grpc_tools.protoc -I proto --python_out="$stubs" --grpc_python_out="$stubs" proto/stream.proto
-cargo build -q -p appliance
+source scripts/debug-bins.sh
+debug_bins appliance:appliance
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 grpc_port=$(free_port)
 http_port=$(free_port)

@@ -17,7 +17,8 @@ if [ ! -x "$clients/.venv/bin/python" ] || ! "$clients/.venv/bin/python" -c 'imp
   "$clients/.venv/bin/pip" install --quiet -r "$clients/python/requirements.txt"
 fi
 
-cargo build --quiet -p bench --bin rpc_fixture_server
+source scripts/debug-bins.sh
+debug_bins bench:rpc_fixture_server appliance:appliance
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$root/target/debug/rpc_fixture_server" --listen "127.0.0.1:$port" > /tmp/rpc-fixture-server.$$.log 2>&1 &
 server=$!
@@ -31,7 +32,6 @@ node "$clients/js/test.mjs" "$url"
 "$clients/.venv/bin/python" "$clients/python/test_archive.py" "$url"
 
 # The appliance itself without an archive: POST / is a JSON-RPC error for web3.js too.
-cargo build --quiet -p appliance --bin appliance
 bare=""
 for _ in 1 2 3 4 5; do
   http_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -25,6 +25,9 @@ print_timings() {
 trap print_timings EXIT
 # Every test binary runs even after one fails, so a red run names all its failures at once.
 step "workspace tests" cargo test --workspace --all-targets --no-fail-fast
+# That build made every workspace binary in target/debug: the client scripts below use those
+# instead of building their own under another feature set (scripts/debug-bins.sh).
+export DEBUG_BINS_FROM_TESTS=1
 # The jsonParsed parsers against the validator's own (its own workspace: the oracle crate needs a
 # newer rust-version and a long first build). PARSED_ORACLE=0 skips it.
 if [ "${PARSED_ORACLE:-1}" != 0 ]; then

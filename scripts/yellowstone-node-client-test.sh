@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 (cd scripts/yellowstone-node-client && npm ci --no-audit --no-fund --silent)
-cargo build -q -p appliance
+source scripts/debug-bins.sh
+debug_bins appliance:appliance
 mkdir -p target/yellowstone-node-client
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 grpc_port=$(free_port)
