@@ -2,8 +2,8 @@
 # Issue 24's ratio measured side by side: the reference decode path (bench/reference, Agave
 # `solana-ledger` 4.0.0) and ours (`decode_pass`, unauthenticated) over the same fixture files,
 # run alternately so that both see the same machine. Prints each run's JSON line, then the median
-# of each side's median passes and of its best passes, and the ratios. Not part of CI: the reference takes 20–60 minutes
-# to build (bench/reference/Cargo.toml).
+# of each side's median passes and of its best passes, and the ratios. Not part of CI: the
+# reference takes 20–60 minutes to build (bench/reference/Cargo.toml).
 #
 #   bench/scripts/reference_side_by_side.sh [rounds (6)] [passes per run (200)] [order (lossy)]
 set -euo pipefail

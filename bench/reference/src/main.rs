@@ -31,16 +31,6 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// Data shreds in every fixture FEC set (32 data + 32 coding).
 const DATA_SHREDS_PER_SET: usize = 32;
 
-/// The six fixture slots, in the order `bench::fixture_slots` reads them.
-const SLOTS: [u64; 6] = [
-    361_200_000,
-    361_200_001,
-    361_200_002,
-    361_200_003,
-    361_200_006,
-    361_200_007,
-];
-
 struct Args {
     order: String,
     passes: usize,
@@ -97,6 +87,26 @@ fn read_records(path: &Path) -> anyhow::Result<Vec<Vec<u8>>> {
     Ok(records)
 }
 
+/// The fixture slots, in increasing order: those with a `slot-<n>.full.bin` file, as
+/// `bench::fixture_slots` finds them, so both sides read the same set.
+fn fixture_slots() -> anyhow::Result<Vec<u64>> {
+    let dir = fixture_dir();
+    let entries = std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
+    let mut slots = Vec::new();
+    for entry in entries {
+        let name = entry?.file_name();
+        let slot: Option<u64> = name.to_str().and_then(|name| {
+            name.strip_prefix("slot-")?
+                .strip_suffix(".full.bin")?
+                .parse()
+                .ok()
+        });
+        slots.extend(slot);
+    }
+    slots.sort_unstable();
+    Ok(slots)
+}
+
 fn fixture_records(order: &str) -> anyhow::Result<Vec<Vec<u8>>> {
     let suffix = match order {
         "lossy" => "bin",
@@ -104,7 +114,7 @@ fn fixture_records(order: &str) -> anyhow::Result<Vec<Vec<u8>>> {
         other => bail!("--order {other}: expected lossy or full"),
     };
     let mut records = Vec::new();
-    for slot in SLOTS {
+    for slot in fixture_slots()? {
         records.extend(read_records(
             &fixture_dir().join(format!("slot-{slot}.{suffix}")),
         )?);
