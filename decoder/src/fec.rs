@@ -211,9 +211,11 @@ pub(crate) struct FecSet {
     pub(crate) present: u64,
     consumed: u32,
     first_rx_ns: u64,
-    pub(crate) leaves: [Hash; SHREDS_PER_FEC_SET],
+    /// Boxed, like `nodes` and `buffers`: only authentication reads them, and out of line they
+    /// leave the fields every shred touches in a few cache lines instead of behind 4.5 KB.
+    pub(crate) leaves: Box<[Hash; SHREDS_PER_FEC_SET]>,
     /// Authenticated tree nodes, so later shreds stop hashing at the first known node.
-    nodes: NodeCache,
+    nodes: Box<NodeCache>,
     pub(crate) buffers: Box<[[u8; CODE_SHRED_LEN]; SHREDS_PER_FEC_SET]>,
 }
 
@@ -243,8 +245,8 @@ impl FecSet {
             present: 0,
             consumed: 0,
             first_rx_ns: 0,
-            leaves: [[0; 32]; SHREDS_PER_FEC_SET],
-            nodes: NodeCache::default(),
+            leaves: Box::new([[0; 32]; SHREDS_PER_FEC_SET]),
+            nodes: Box::default(),
             buffers: Box::new([[0; CODE_SHRED_LEN]; SHREDS_PER_FEC_SET]),
         }
     }
@@ -281,7 +283,9 @@ impl FecResolver {
         let sets = (0..config.max_sets_in_flight)
             .map(|_| FecSet::empty())
             .collect();
-        let free = (0..config.max_sets_in_flight as u32).rev().collect();
+        // A stack: `release` pushes, `open_set` pops, so the set touched last is handed out
+        // first, its lines likeliest still cached. The last set built here comes first too.
+        let free = (0..config.max_sets_in_flight as u32).collect();
         Self {
             sets,
             free,
@@ -738,10 +742,15 @@ impl FecResolver {
         leaf: Hash,
         rx_ns: u64,
     ) -> Option<Completion> {
+        let authenticate = self.authenticate;
         let set = &mut self.sets[set_slot as usize];
         let payload = shred.payload();
         set.buffers[erasure_index][..payload.len()].copy_from_slice(payload);
-        set.leaves[erasure_index] = leaf;
+        // Only authenticated recovery reads the leaves; a trusted feed's are all zero, and
+        // writing them cost a cold cache line per shred.
+        if authenticate {
+            set.leaves[erasure_index] = leaf;
+        }
         set.present |= 1 << erasure_index;
         set.first_rx_ns = set.first_rx_ns.min(rx_ns);
         if shred.kind() == ShredKind::Code && set.first_coding_index.is_none() {
