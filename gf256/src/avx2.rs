@@ -36,8 +36,11 @@ pub(crate) fn eliminate(rows: &mut crate::AugmentedRows, size: usize) -> bool {
     crate::scalar::eliminate(rows, size)
 }
 
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn prefetch_lines(_bytes: &[u8]) {}
+
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::{dot_products, eliminate};
+pub(crate) use x86::{dot_products, eliminate, prefetch_lines};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
@@ -108,6 +111,15 @@ mod x86 {
         };
         // SAFETY: the address lies inside `slice`; a prefetch reads nothing architecturally.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(slice.as_ptr().add(offset.min(last)).cast()) }
+    }
+
+    /// Every cache line of `bytes`, with the baseline `prefetcht0` (SSE, on every x86-64).
+    pub(crate) fn prefetch_lines(bytes: &[u8]) {
+        for offset in (0..bytes.len()).step_by(64) {
+            // SAFETY: the address lies inside `bytes`; a prefetch reads nothing architecturally
+            // and `prefetcht0` is part of the x86-64 baseline.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(offset).cast()) }
+        }
     }
 
     /// 32 bytes of `slice` from `offset`.
@@ -201,6 +213,12 @@ mod x86 {
         let whole = len / VECTOR_BYTES;
         let tail = (!len.is_multiple_of(VECTOR_BYTES) && whole > 0).then(|| len - VECTOR_BYTES);
         let offsets = (0..whole).map(|chunk| chunk * VECTOR_BYTES).chain(tail);
+        // The lines of the first steps, asked for together before the loop rather than met as
+        // misses one input after another (the loop's hints run `PREFETCH_AHEAD_BYTES` ahead).
+        for line in (0..PREFETCH_AHEAD_BYTES).step_by(2 * VECTOR_BYTES) {
+            inputs.iter().for_each(|input| prefetch(input, line));
+            outputs.iter().for_each(|output| prefetch(output, line));
+        }
         for offset in offsets {
             let mut sums = [_mm256_setzero_si256(); G];
             // One hint per cache line: on even chunks only.
@@ -217,6 +235,12 @@ mod x86 {
                     let tables = unsafe { tables.assume_init() };
                     *sum = _mm256_xor_si256(*sum, product(tables, nibbles));
                 }
+            }
+            if hint {
+                // The outputs are missing shards' buffers, as cold as the inputs.
+                outputs
+                    .iter()
+                    .for_each(|output| prefetch(output, offset + PREFETCH_AHEAD_BYTES));
             }
             for (output, sum) in outputs.iter_mut().zip(sums) {
                 // SAFETY: offset + 32 <= len = output.len() (checked by the caller).
