@@ -365,6 +365,10 @@ impl FecResolver {
                 },
             );
         }
+        // The shred will be hashed or copied into the pool and is usually out of cache: ask for
+        // all its lines at once (bench/README.md, "Cold lines"). Redundant shreds, rejected
+        // above, never get this far.
+        gf256::prefetch(shred.payload());
         let leaf = if self.authenticate {
             merkle::leaf_hash(shred.merkle_leaf_input())
         } else {

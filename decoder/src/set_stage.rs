@@ -192,10 +192,6 @@ impl SetStage {
         rx_ns: u64,
         sink: &mut impl FnMut(SetEvent<'_>),
     ) -> ShredOutcome {
-        // The datagram is usually out of cache; its payload is copied into the pool once the
-        // header has been checked. Asking for every line now overlaps those misses with the
-        // checks (bench/README.md, "Cold lines").
-        gf256::prefetch(datagram);
         let shred = match shred::parse_shred(datagram, self.config.parse) {
             Ok(shred) => shred,
             Err(error) => {

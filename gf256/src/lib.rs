@@ -68,8 +68,8 @@ pub fn invert(
 }
 
 /// Asks the CPU to start loading every cache line of `bytes` (a hint: no effect on results, never
-/// faults). A datagram's payload is copied a few hundred nanoseconds after its header is parsed;
-/// hinting its lines first overlaps their misses with that work.
+/// faults). The FEC resolver hints a shred it is about to hash or copy into its pool, so that the
+/// misses of all its lines overlap instead of coming one after another.
 pub fn prefetch(bytes: &[u8]) {
     avx2::prefetch_lines(bytes);
 }
