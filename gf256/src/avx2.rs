@@ -1,4 +1,5 @@
-//! The AVX2 kernels (x86-64 only; elsewhere [`available`] is false and nothing here runs).
+//! The AVX2 kernels and the cache-line prefetch hint (x86-64 only; elsewhere [`available`] is
+//! false, nothing here runs and the hint does nothing).
 //!
 //! A byte times a constant is `LOW[c][b & 15] ^ HIGH[c][b >> 4]`; `vpshufb` looks up 32 nibbles
 //! in a 16-entry table broadcast to both lanes. Each entry point checks for AVX2 itself (the one
@@ -103,8 +104,12 @@ mod x86 {
         )
     }
 
+    /// Bytes per cache line, the step of [`prefetch_lines`].
+    const LINE_BYTES: usize = 64;
+
     /// Asks for the cache line at `offset` of `slice` (clamped to its last byte); never faults.
-    #[target_feature(enable = "avx2")]
+    /// `prefetcht0` is SSE, part of the x86-64 baseline: no feature gate.
+    #[inline]
     fn prefetch(slice: &[u8], offset: usize) {
         let Some(last) = slice.len().checked_sub(1) else {
             return;
@@ -113,12 +118,10 @@ mod x86 {
         unsafe { _mm_prefetch::<_MM_HINT_T0>(slice.as_ptr().add(offset.min(last)).cast()) }
     }
 
-    /// Every cache line of `bytes`, with the baseline `prefetcht0` (SSE, on every x86-64).
+    /// Every cache line of `bytes`.
     pub(crate) fn prefetch_lines(bytes: &[u8]) {
-        for offset in (0..bytes.len()).step_by(64) {
-            // SAFETY: the address lies inside `bytes`; a prefetch reads nothing architecturally
-            // and `prefetcht0` is part of the x86-64 baseline.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(offset).cast()) }
+        for offset in (0..bytes.len()).step_by(LINE_BYTES) {
+            prefetch(bytes, offset);
         }
     }
 
@@ -213,16 +216,10 @@ mod x86 {
         let whole = len / VECTOR_BYTES;
         let tail = (!len.is_multiple_of(VECTOR_BYTES) && whole > 0).then(|| len - VECTOR_BYTES);
         let offsets = (0..whole).map(|chunk| chunk * VECTOR_BYTES).chain(tail);
-        // The lines of the first steps, asked for together before the loop rather than met as
-        // misses one input after another (the loop's hints run `PREFETCH_AHEAD_BYTES` ahead).
-        for line in (0..PREFETCH_AHEAD_BYTES).step_by(2 * VECTOR_BYTES) {
-            inputs.iter().for_each(|input| prefetch(input, line));
-            outputs.iter().for_each(|output| prefetch(output, line));
-        }
         for offset in offsets {
             let mut sums = [_mm256_setzero_si256(); G];
             // One hint per cache line: on even chunks only.
-            let hint = offset.is_multiple_of(2 * VECTOR_BYTES);
+            let hint = offset.is_multiple_of(LINE_BYTES);
             for (input, tables_of_term) in inputs.iter().zip(&tables_by_term) {
                 if hint {
                     prefetch(input, offset + PREFETCH_AHEAD_BYTES);
@@ -235,12 +232,6 @@ mod x86 {
                     let tables = unsafe { tables.assume_init() };
                     *sum = _mm256_xor_si256(*sum, product(tables, nibbles));
                 }
-            }
-            if hint {
-                // The outputs are missing shards' buffers, as cold as the inputs.
-                outputs
-                    .iter()
-                    .for_each(|output| prefetch(output, offset + PREFETCH_AHEAD_BYTES));
             }
             for (output, sum) in outputs.iter_mut().zip(sums) {
                 // SAFETY: offset + 32 <= len = output.len() (checked by the caller).
