@@ -57,8 +57,10 @@ mod x86 {
     use crate::tables::{HIGH, LOW};
     use crate::{AugmentedRows, MAX_TERMS, VECTOR_BYTES};
 
-    /// Most outputs accumulated in registers per pass over the inputs.
-    const GROUP: usize = 8;
+    /// Most outputs accumulated in registers per pass over the inputs: eleven sums, the two
+    /// nibble vectors, the mask and two table temporaries fill the sixteen `ymm` registers
+    /// (twelve measured no better, eight up to 18 % slower: bench/README.md, "Kernel A/B").
+    const GROUP: usize = 11;
 
     /// How far ahead of the column being summed each input is prefetched. A recovery reads 32
     /// shards at one column each step, shards that arrived over many other datagrams and are
@@ -91,7 +93,7 @@ mod x86 {
     }
 
     /// The two tables of one coefficient in 32 bytes (half of [`Tables`]): a group's tables
-    /// take 8 KB of L1 instead of 16, and are broadcast as they are read.
+    /// take half the L1 they would broadcast, and are broadcast as they are read.
     #[derive(Clone, Copy)]
     #[repr(C, align(32))]
     struct PackedTables {
@@ -194,13 +196,16 @@ mod x86 {
     ) -> usize {
         let terms = inputs.len();
         let mut first_output = 0;
-        // Groups of near-equal size (ten outputs are two of five, not eight and two): every
+        // Groups of near-equal size (sixteen outputs are two of eight, not eleven and five): every
         // group amortises its loads of the inputs over as many outputs as the others.
         let groups = outputs.len().div_ceil(GROUP);
         let group_len = outputs.len().div_ceil(groups.max(1)).max(1);
         for group in outputs.chunks_mut(group_len) {
             let rows = &coefficients[first_output * terms..(first_output + group.len()) * terms];
             match group.len() {
+                11 => group_products::<11>(rows, inputs, group, len),
+                10 => group_products::<10>(rows, inputs, group, len),
+                9 => group_products::<9>(rows, inputs, group, len),
                 8 => group_products::<8>(rows, inputs, group, len),
                 7 => group_products::<7>(rows, inputs, group, len),
                 6 => group_products::<6>(rows, inputs, group, len),
@@ -235,7 +240,7 @@ mod x86 {
             }
         }
         // The lookup tables of every (output, input) coefficient, built once per group: at most
-        // 8 × 32 × 32 bytes (8 KB, L1-resident), reused for every column. Left uninitialised
+        // 11 × 32 × 32 bytes (11 KB, L1-resident), reused for every column. Left uninitialised
         // rather than zeroed: zeroing them per call cost as much as building them, and only the
         // first `terms` rows are ever read.
         let mut tables_by_term = [[MaybeUninit::<PackedTables>::uninit(); G]; MAX_TERMS];

@@ -4,9 +4,9 @@
 //!
 //! - [`dot_products`]: `outputs[j] = Σᵢ coefficients[j][i] · inputs[i]`, every missing shard of a
 //!   set from all the shards it is recovered from in one pass. Each 32-byte column of an input is
-//!   loaded once per group of at most eight outputs (the groups of one call near-equal in size)
-//!   and accumulated in registers, instead of one load-multiply-store pass over the output per
-//!   (input, output) pair;
+//!   loaded once per group of at most eleven outputs (the groups of one call near-equal in
+//!   size) and accumulated in registers, instead of one load-multiply-store pass over the
+//!   output per (input, output) pair;
 //! - [`invert`]: Gauss-Jordan inversion of a square matrix of at most 32 × 32 (the decoding
 //!   matrix of a loss pattern), with every row operation a 64-byte vector multiply-add;
 //! - [`mul_add`]: `output ^= c · input`, byte at a time (small rows; the scalar elimination).
