@@ -65,8 +65,10 @@ mod x86 {
     /// How far ahead of the column being summed each input is prefetched. A recovery reads 32
     /// shards at one column each step, shards that arrived over many other datagrams and are
     /// no longer in L1/L2; without the hint each step stalls on 32 misses the hardware
-    /// prefetcher does not follow (bench/README.md, "Decode path").
-    const PREFETCH_AHEAD_BYTES: usize = 256;
+    /// prefetcher does not follow (bench/README.md, "Decode path"). Two lines: with four
+    /// (256 bytes) the lines in flight for 32 inputs crowd the tables out of L1, with one they
+    /// come too late (`kernel_ab.sh`: 128 bytes 10–17 % faster than 256 on inputs in L3).
+    const PREFETCH_AHEAD_BYTES: usize = 128;
 
     /// The two lookup tables of one coefficient, broadcast to both 128-bit lanes.
     #[derive(Clone, Copy)]
