@@ -6,14 +6,16 @@
 # reference takes 20–60 minutes to build (bench/reference/Cargo.toml).
 #
 #   bench/scripts/reference_side_by_side.sh [rounds (6)] [passes per run (200)] [order (lossy)]
+#
+# OURS=<path> runs another build of `decode_pass` (an older revision's) instead of this tree's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-6}
 passes=${2:-200}
 order=${3:-lossy}
-cargo build --release -q -p bench --bin decode_pass
+ours=${OURS:-target/release/decode_pass}
+[ -n "${OURS:-}" ] || cargo build --release -q -p bench --bin decode_pass
 cargo build --release -q --manifest-path bench/reference/Cargo.toml
-ours=target/release/decode_pass
 reference=bench/reference/target/release/reference_pass
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -51,4 +53,11 @@ for side in ("reference", "ours"):
     print(f"{side}: median of best passes {bests[side]:,.0f} shreds/s")
 print(f"ratio ours/reference: {medians['ours'] / medians['reference']:.2f} (median passes), "
       f"{bests['ours'] / bests['reference']:.2f} (best passes)")
+# Each round ran both sides back to back: the ratio within a round is the least touched by the
+# host's drift over the run.
+paired = sorted(o["median_shreds_per_s"] / r["median_shreds_per_s"]
+                for o, r in zip(runs["ours"], runs["reference"]))
+quartile = lambda q: paired[int((len(paired) - 1) * q)]
+print(f"ratio within each round (median passes): median {statistics.median(paired):.2f}, "
+      f"quartiles {quartile(0.25):.2f}-{quartile(0.75):.2f}, {len(paired)} rounds")
 EOF
