@@ -370,7 +370,8 @@ impl FecResolver {
         // above, never get this far.
         gf256::prefetch(shred.payload());
         // And the pool lines it will be copied to, when its set is already held (+1.8 % on the
-        // lossy path, `decoder_ab.sh`: bench/README.md, "In-process A/B").
+        // lossy path, `decoder_ab.sh`: bench/README.md, "The kernel again, measured in one
+        // process").
         if let Some(set_slot) = existing {
             let destination = &self.sets[set_slot as usize].buffers[erasure_index];
             gf256::prefetch(&destination[..shred.payload().len()]);

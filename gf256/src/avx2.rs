@@ -59,7 +59,8 @@ mod x86 {
 
     /// Most outputs accumulated in registers per pass over the inputs: eleven sums, the two
     /// nibble vectors, the mask and two table temporaries fill the sixteen `ymm` registers
-    /// (twelve measured no better, eight up to 18 % slower: bench/README.md, "Kernel A/B").
+    /// (twelve measured no better, eight up to 18 % slower: bench/README.md, "The kernel again,
+    /// measured in one process").
     const GROUP: usize = 11;
 
     /// How far ahead of the column being summed each input is prefetched. A recovery reads 32
