@@ -148,6 +148,95 @@ fn print(name: &str, histogram: &Histogram<u64>) {
     );
 }
 
+type Joined<T> = thread::JoinHandle<Result<T>>;
+
+/// The runtime thread: the last hop; records its own hop and the whole kernel → runtime time.
+fn spawn_runtime(
+    fifo: i32,
+    stop: Arc<AtomicBool>,
+    to_runtime: Arc<Handoff>,
+) -> Result<Joined<(Histogram<u64>, Histogram<u64>)>> {
+    let spawned = thread::Builder::new().name("runtime".into()).spawn(move || {
+        set_fifo(fifo)?;
+        let (mut hop, mut total) = (histogram()?, histogram()?);
+        let mut seen = 0;
+        while let Some((origin, stamp)) = to_runtime.wait(&mut seen, &stop) {
+            let now = realtime_nanos();
+            hop.saturating_record(now.saturating_sub(stamp).max(1));
+            total.saturating_record(now.saturating_sub(origin).max(1));
+        }
+        Ok((hop, total))
+    })?;
+    Ok(spawned)
+}
+
+/// The worker thread: woken by the receiver, wakes the runtime.
+fn spawn_worker(
+    fifo: i32,
+    stop: Arc<AtomicBool>,
+    to_worker: Arc<Handoff>,
+    to_runtime: Arc<Handoff>,
+    runtime_thread: thread::Thread,
+) -> Result<Joined<Histogram<u64>>> {
+    let spawned = thread::Builder::new().name("worker".into()).spawn(move || {
+        set_fifo(fifo)?;
+        let mut hop = histogram()?;
+        let mut seen = 0;
+        while let Some((origin, stamp)) = to_worker.wait(&mut seen, &stop) {
+            hop.saturating_record(realtime_nanos().saturating_sub(stamp).max(1));
+            to_runtime.pass(origin, &runtime_thread);
+        }
+        Ok(hop)
+    })?;
+    Ok(spawned)
+}
+
+/// The receive thread: reads kernel-stamped datagrams and wakes the worker.
+fn spawn_receiver(
+    fifo: i32,
+    receiver: UdpSocket,
+    stop: Arc<AtomicBool>,
+    to_worker: Arc<Handoff>,
+    worker_thread: thread::Thread,
+) -> Result<Joined<Histogram<u64>>> {
+    let spawned = thread::Builder::new().name("rx".into()).spawn(move || {
+        set_fifo(fifo)?;
+        let mut hop = histogram()?;
+        let mut buffer = [0u8; 2048];
+        while !stop.load(Ordering::Relaxed) {
+            if let Some(kernel) = recv_stamped(&receiver, &mut buffer) {
+                hop.saturating_record(realtime_nanos().saturating_sub(kernel).max(1));
+                to_worker.pass(kernel, &worker_thread);
+            }
+        }
+        Ok(hop)
+    })?;
+    Ok(spawned)
+}
+
+/// Sends one 1,228-byte datagram every `interval_us` to `target` for `seconds`.
+fn send_paced(args: &Args, target: std::net::SocketAddr) -> Result<()> {
+    let sender = UdpSocket::bind("127.0.0.1:0").context("bind sender")?;
+    let interval = Duration::from_micros(args.interval_us.max(1));
+    let started = Instant::now();
+    let mut next = started;
+    let payload = [0u8; 1_228];
+    while started.elapsed() < Duration::from_secs(args.seconds) {
+        next += interval;
+        if let Some(wait) = next.checked_duration_since(Instant::now()) {
+            thread::sleep(wait);
+        }
+        sender.send_to(&payload, target).context("send")?;
+    }
+    Ok(())
+}
+
+fn joined<T>(handle: Joined<T>, name: &str) -> Result<T> {
+    handle
+        .join()
+        .map_err(|_| anyhow::anyhow!("{name} panicked"))?
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     let receiver = UdpSocket::bind("127.0.0.1:0").context("bind")?;
@@ -162,82 +251,28 @@ fn main() -> Result<()> {
     let to_runtime = Arc::new(Handoff::default());
     let fifo = args.fifo;
 
-    let runtime = {
-        let (stop, to_runtime) = (Arc::clone(&stop), Arc::clone(&to_runtime));
-        thread::Builder::new().name("runtime".into()).spawn(
-            move || -> Result<(Histogram<u64>, Histogram<u64>)> {
-                set_fifo(fifo)?;
-                let (mut hop, mut total) = (histogram()?, histogram()?);
-                let mut seen = 0;
-                while let Some((origin, stamp)) = to_runtime.wait(&mut seen, &stop) {
-                    let now = realtime_nanos();
-                    hop.saturating_record(now.saturating_sub(stamp).max(1));
-                    total.saturating_record(now.saturating_sub(origin).max(1));
-                }
-                Ok((hop, total))
-            },
-        )?
-    };
-    let worker = {
-        let (stop, to_worker, to_runtime) = (
-            Arc::clone(&stop),
-            Arc::clone(&to_worker),
-            Arc::clone(&to_runtime),
-        );
-        let runtime_thread = runtime.thread().clone();
-        thread::Builder::new()
-            .name("worker".into())
-            .spawn(move || -> Result<Histogram<u64>> {
-                set_fifo(fifo)?;
-                let mut hop = histogram()?;
-                let mut seen = 0;
-                while let Some((origin, stamp)) = to_worker.wait(&mut seen, &stop) {
-                    hop.saturating_record(realtime_nanos().saturating_sub(stamp).max(1));
-                    to_runtime.pass(origin, &runtime_thread);
-                }
-                Ok(hop)
-            })?
-    };
-    let rx = {
-        let (stop, to_worker) = (Arc::clone(&stop), Arc::clone(&to_worker));
-        let worker_thread = worker.thread().clone();
-        thread::Builder::new()
-            .name("rx".into())
-            .spawn(move || -> Result<Histogram<u64>> {
-                set_fifo(fifo)?;
-                let mut hop = histogram()?;
-                let mut buffer = [0u8; 2048];
-                while !stop.load(Ordering::Relaxed) {
-                    if let Some(kernel) = recv_stamped(&receiver, &mut buffer) {
-                        hop.saturating_record(realtime_nanos().saturating_sub(kernel).max(1));
-                        to_worker.pass(kernel, &worker_thread);
-                    }
-                }
-                Ok(hop)
-            })?
-    };
+    let runtime = spawn_runtime(fifo, Arc::clone(&stop), Arc::clone(&to_runtime))?;
+    let worker = spawn_worker(
+        fifo,
+        Arc::clone(&stop),
+        Arc::clone(&to_worker),
+        Arc::clone(&to_runtime),
+        runtime.thread().clone(),
+    )?;
+    let rx = spawn_receiver(
+        fifo,
+        receiver,
+        Arc::clone(&stop),
+        Arc::clone(&to_worker),
+        worker.thread().clone(),
+    )?;
 
-    let sender = UdpSocket::bind("127.0.0.1:0").context("bind sender")?;
-    let interval = Duration::from_micros(args.interval_us.max(1));
-    let started = Instant::now();
-    let mut next = started;
-    let payload = [0u8; 1_228];
-    while started.elapsed() < Duration::from_secs(args.seconds) {
-        next += interval;
-        if let Some(wait) = next.checked_duration_since(Instant::now()) {
-            thread::sleep(wait);
-        }
-        sender.send_to(&payload, target).context("send")?;
-    }
+    send_paced(&args, target)?;
     thread::sleep(Duration::from_millis(20));
     stop.store(true, Ordering::Relaxed);
-    let kernel_rx = rx.join().map_err(|_| anyhow::anyhow!("rx panicked"))??;
-    let rx_worker = worker
-        .join()
-        .map_err(|_| anyhow::anyhow!("worker panicked"))??;
-    let (worker_runtime, total) = runtime
-        .join()
-        .map_err(|_| anyhow::anyhow!("runtime panicked"))??;
+    let kernel_rx = joined(rx, "rx")?;
+    let rx_worker = joined(worker, "worker")?;
+    let (worker_runtime, total) = joined(runtime, "runtime")?;
 
     println!(
         "{:<20} {:>8} {:>9} {:>9} {:>9} {:>9}",
