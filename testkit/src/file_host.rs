@@ -92,7 +92,11 @@ fn handle(
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut out = std::io::BufWriter::new(stream);
     loop {
-        let Some((request, range)) = read_request(&mut reader)? else {
+        let Some(Request {
+            line: request,
+            range,
+        }) = read_request(&mut reader)?
+        else {
             return Ok(()); // connection closed
         };
         let mut parts = request.split_whitespace();
@@ -142,11 +146,16 @@ fn handle(
     }
 }
 
-/// Reads one request: its request line and the `Range: bytes=a-b` header, if any. `None`: the
-/// connection closed.
-fn read_request(
-    reader: &mut BufReader<TcpStream>,
-) -> std::io::Result<Option<(String, Option<(u64, u64)>)>> {
+/// What the server reads of a request.
+struct Request {
+    /// The request line (method, path, version).
+    line: String,
+    /// `Range: bytes=a-b`, if sent.
+    range: Option<(u64, u64)>,
+}
+
+/// Reads one request's line and headers. `None`: the connection closed.
+fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
     let mut request = String::new();
     if reader.read_line(&mut request)? == 0 {
         return Ok(None);
@@ -167,7 +176,10 @@ fn read_request(
             range = Some((a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()));
         }
     }
-    Ok(Some((request, range)))
+    Ok(Some(Request {
+        line: request,
+        range,
+    }))
 }
 
 /// Answers a satisfiable range `a..=b` of a file of `len` bytes, misbehaving as `fault` says.
