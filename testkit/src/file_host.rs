@@ -131,16 +131,7 @@ fn handle(
                     "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n\r\n"
                 )?;
             }
-            _ => {
-                let mut body = Vec::new();
-                file.read_to_end(&mut body)?;
-                write!(
-                    out,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
-                    body.len()
-                )?;
-                out.write_all(&body)?;
-            }
+            _ => answer_whole(&mut out, &mut file)?,
         }
         out.flush()?;
     }
@@ -180,6 +171,18 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Req
         line: request,
         range,
     }))
+}
+
+/// Answers with the whole file.
+fn answer_whole(out: &mut impl Write, file: &mut File) -> std::io::Result<()> {
+    let mut body = Vec::new();
+    file.read_to_end(&mut body)?;
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )?;
+    out.write_all(&body)
 }
 
 /// Answers a satisfiable range `a..=b` of a file of `len` bytes, misbehaving as `fault` says.
