@@ -1,5 +1,3 @@
-//! Length: over 600 lines because ~500 lines of code; the rest are its tests.
-//!
 //! The fast path of the HTTP source's range reads for plain `http://` URLs: a small keep-alive
 //! HTTP/1.1 client. A bounded process-wide pool of persistent `TcpStream`s per host (TCP_NODELAY,
 //! timeouts set once at connect), one `write` per request, the response head parsed with

@@ -92,26 +92,13 @@ fn handle(
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut out = std::io::BufWriter::new(stream);
     loop {
-        let mut request = String::new();
-        if reader.read_line(&mut request)? == 0 {
+        let Some(Request {
+            line: request,
+            range,
+        }) = read_request(&mut reader)?
+        else {
             return Ok(()); // connection closed
-        }
-        let mut range = None;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line)?;
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("range")
-            {
-                let spec = value.trim().strip_prefix("bytes=").unwrap();
-                let (a, b) = spec.split_once('-').unwrap();
-                range = Some((a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()));
-            }
-        }
+        };
         let mut parts = request.split_whitespace();
         let method = parts.next().unwrap_or_default().to_string();
         let path = root.join(parts.next().unwrap_or("/").trim_start_matches('/'));
@@ -131,48 +118,8 @@ fn handle(
             }
             ("GET", Some((a, b))) if a <= b && b < len => {
                 counter.fetch_add(1, Ordering::Relaxed);
-                let mut body = vec![0u8; (b - a + 1) as usize];
-                file.seek(SeekFrom::Start(a))?;
-                file.read_exact(&mut body)?;
                 let fault = Fault::of(fault.load(Ordering::Relaxed));
-                let (ra, rb) = match fault {
-                    Fault::WrongContentRange => (a + 1, b + 1),
-                    _ => (a, b),
-                };
-                match fault {
-                    Fault::Unsatisfiable => write!(
-                        out,
-                        "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n\r\n"
-                    )?,
-                    Fault::Chunked => {
-                        write!(
-                            out,
-                            "HTTP/1.1 206 Partial Content\r\nTransfer-Encoding: chunked\r\nContent-Range: bytes {a}-{b}/{len}\r\n\r\n"
-                        )?;
-                        let (one, two) = body.split_at(body.len() / 2);
-                        for chunk in [one, two] {
-                            if !chunk.is_empty() {
-                                write!(out, "{:x}\r\n", chunk.len())?;
-                                out.write_all(chunk)?;
-                                out.write_all(b"\r\n")?;
-                            }
-                        }
-                        out.write_all(b"0\r\n\r\n")?;
-                    }
-                    _ => {
-                        write!(
-                            out,
-                            "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {ra}-{rb}/{len}\r\n\r\n",
-                            body.len()
-                        )?;
-                        let sent = if fault == Fault::ShortBody {
-                            body.len() - 1
-                        } else {
-                            body.len()
-                        };
-                        out.write_all(&body[..sent])?;
-                    }
-                }
+                answer_range(&mut out, &mut file, (a, b, len), fault)?;
                 if matches!(fault, Fault::CloseAfterAnswer | Fault::ShortBody) {
                     out.flush()?;
                     return Ok(()); // closes the connection
@@ -184,17 +131,107 @@ fn handle(
                     "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n\r\n"
                 )?;
             }
-            _ => {
-                let mut body = Vec::new();
-                file.read_to_end(&mut body)?;
-                write!(
-                    out,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
-                    body.len()
-                )?;
-                out.write_all(&body)?;
-            }
+            _ => answer_whole(&mut out, &mut file)?,
         }
         out.flush()?;
     }
+}
+
+/// What the server reads of a request.
+struct Request {
+    /// The request line (method, path, version).
+    line: String,
+    /// `Range: bytes=a-b`, if sent.
+    range: Option<(u64, u64)>,
+}
+
+/// Reads one request's line and headers. `None`: the connection closed.
+fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
+    let mut request = String::new();
+    if reader.read_line(&mut request)? == 0 {
+        return Ok(None);
+    }
+    let mut range = None;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("range")
+        {
+            let spec = value.trim().strip_prefix("bytes=").unwrap();
+            let (a, b) = spec.split_once('-').unwrap();
+            range = Some((a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()));
+        }
+    }
+    Ok(Some(Request {
+        line: request,
+        range,
+    }))
+}
+
+/// Answers with the whole file.
+fn answer_whole(out: &mut impl Write, file: &mut File) -> std::io::Result<()> {
+    let mut body = Vec::new();
+    file.read_to_end(&mut body)?;
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )?;
+    out.write_all(&body)
+}
+
+/// Answers a satisfiable range `a..=b` of a file of `len` bytes, misbehaving as `fault` says.
+fn answer_range(
+    out: &mut impl Write,
+    file: &mut File,
+    (a, b, len): (u64, u64, u64),
+    fault: Fault,
+) -> std::io::Result<()> {
+    let mut body = vec![0u8; (b - a + 1) as usize];
+    file.seek(SeekFrom::Start(a))?;
+    file.read_exact(&mut body)?;
+    let (ra, rb) = match fault {
+        Fault::WrongContentRange => (a + 1, b + 1),
+        _ => (a, b),
+    };
+    match fault {
+        Fault::Unsatisfiable => write!(
+            out,
+            "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n\r\n"
+        )?,
+        Fault::Chunked => {
+            write!(
+                out,
+                "HTTP/1.1 206 Partial Content\r\nTransfer-Encoding: chunked\r\nContent-Range: bytes {a}-{b}/{len}\r\n\r\n"
+            )?;
+            let (one, two) = body.split_at(body.len() / 2);
+            for chunk in [one, two] {
+                if !chunk.is_empty() {
+                    write!(out, "{:x}\r\n", chunk.len())?;
+                    out.write_all(chunk)?;
+                    out.write_all(b"\r\n")?;
+                }
+            }
+            out.write_all(b"0\r\n\r\n")?;
+        }
+        _ => {
+            write!(
+                out,
+                "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {ra}-{rb}/{len}\r\n\r\n",
+                body.len()
+            )?;
+            let sent = if fault == Fault::ShortBody {
+                body.len() - 1
+            } else {
+                body.len()
+            };
+            out.write_all(&body[..sent])?;
+        }
+    }
+    Ok(())
 }

@@ -91,6 +91,17 @@ fn id(text: &str) -> [u8; 32] {
         .unwrap_or([0; 32])
 }
 
+/// The account keys of one generated transaction.
+struct TxKeys {
+    /// The invoked program (also named in the logs).
+    program: [u8; 32],
+    /// Static keys: payer, 2 writable, then read-only: program, memo program, [clock].
+    keys: Vec<[u8; 32]>,
+    readonly_unsigned: u8,
+    loaded_writable: Vec<[u8; 32]>,
+    loaded_readonly: Vec<[u8; 32]>,
+}
+
 /// Generator state: the address pool and counters.
 pub struct Synth {
     options: SynthOptions,
@@ -142,8 +153,18 @@ impl Synth {
         self.tx_counter += 1;
         let n = self.tx_counter;
         let versioned = n.is_multiple_of(3);
-        let with_memo = n % 4 == 1;
-        let failed = n % 6 == 5;
+        let keys = self.tx_keys(n, versioned);
+        let instructions = self.instructions(n, versioned);
+        let wire = self.wire(n, versioned, &keys, &instructions);
+        let meta = self.meta(n, &keys);
+        TxInput {
+            wire,
+            meta: MetaInput::Protobuf(meta),
+        }
+    }
+
+    /// The account keys of transaction `n` (drawn from the pool in a fixed order).
+    fn tx_keys(&mut self, n: u64, versioned: bool) -> TxKeys {
         let uses_sysvar = n % 10 == 3;
         let payer = self.pick();
         let writable = [self.pick(), self.pick()];
@@ -170,7 +191,18 @@ impl Synth {
         } else {
             Vec::new()
         };
-        let total_keys = keys.len() + loaded_writable.len() + loaded_readonly.len();
+        TxKeys {
+            program,
+            keys,
+            readonly_unsigned,
+            loaded_writable,
+            loaded_readonly,
+        }
+    }
+
+    /// The instructions of transaction `n`: `(program index, accounts, data)`.
+    fn instructions(&mut self, n: u64, versioned: bool) -> Vec<(u8, Vec<u8>, Vec<u8>)> {
+        let with_memo = n % 4 == 1;
         let mut data = vec![0u8; 8 + self.rng.below(40) as usize];
         self.rng.fill(&mut data);
         let mut instructions: Vec<(u8, Vec<u8>, Vec<u8>)> = vec![(3, vec![0, 1, 2], data)];
@@ -189,6 +221,17 @@ impl Synth {
             None
         };
         let _ = memo_text;
+        instructions
+    }
+
+    /// The wire bytes of transaction `n` (legacy, or v0 with one lookup table).
+    fn wire(
+        &mut self,
+        n: u64,
+        versioned: bool,
+        keys: &TxKeys,
+        instructions: &[(u8, Vec<u8>, Vec<u8>)],
+    ) -> Vec<u8> {
         let mut wire = Vec::with_capacity(400);
         wire.push(1); // one signature
         let mut signature = self.rng.array::<64>();
@@ -197,14 +240,14 @@ impl Synth {
         if versioned {
             wire.push(0x80);
         }
-        wire.extend_from_slice(&[1, 0, readonly_unsigned]);
-        wire.push(keys.len() as u8);
-        for key in &keys {
+        wire.extend_from_slice(&[1, 0, keys.readonly_unsigned]);
+        wire.push(keys.keys.len() as u8);
+        for key in &keys.keys {
             wire.extend_from_slice(key);
         }
         wire.extend_from_slice(&self.rng.array::<32>());
         wire.push(instructions.len() as u8);
-        for (program_index, accounts, data) in &instructions {
+        for (program_index, accounts, data) in instructions {
             wire.push(*program_index);
             wire.push(accounts.len() as u8);
             wire.extend_from_slice(accounts);
@@ -216,6 +259,15 @@ impl Synth {
             wire.extend_from_slice(&self.rng.array::<32>());
             wire.extend_from_slice(&[2, 4, 9, 1, 7]);
         }
+        wire
+    }
+
+    /// The status metadata of transaction `n`.
+    fn meta(&mut self, n: u64, keys: &TxKeys) -> proto::TransactionStatusMeta {
+        let failed = n % 6 == 5;
+        let program = keys.program;
+        let (loaded_writable, loaded_readonly) = (&keys.loaded_writable, &keys.loaded_readonly);
+        let total_keys = keys.keys.len() + loaded_writable.len() + loaded_readonly.len();
         let mut meta = proto::TransactionStatusMeta {
             fee: 5000,
             pre_balances: (0..total_keys as u64).map(|i| 1_000_000 + i).collect(),
@@ -262,10 +314,7 @@ impl Synth {
             let text: String = filler.iter().map(|b| format!("{b:02x}")).collect();
             meta.log_messages.push(format!("Program log: {text}"));
         }
-        TxInput {
-            wire,
-            meta: MetaInput::Protobuf(meta),
-        }
+        meta
     }
 
     fn rewards(&mut self, first_block: bool, slot: u64) -> Option<proto::Rewards> {
