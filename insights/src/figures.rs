@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use super::block_stats::BlockStats;
 use super::config::Limits;
-use super::programs;
-pub use super::figure_types::{FEE_LEVELS, WindowFigures};
 use super::figure_types::{CongestionFactors, FeeLevels, SlotRange, TopProgram, WalletFigures};
+pub use super::figure_types::{FEE_LEVELS, WindowFigures};
+use super::programs;
 
 /// Nearest-rank percentile `p` (0 < p <= 100) of ascending `sorted`: the value at rank
 /// ceil(p·n/100), counting from 1; 0 for an empty list.
