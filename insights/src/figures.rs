@@ -7,16 +7,9 @@ use std::sync::Arc;
 
 use super::block_stats::BlockStats;
 use super::config::Limits;
+use super::figure_types::{CongestionFactors, FeeLevels, SlotRange, TopProgram, WalletFigures};
+pub use super::figure_types::{FEE_LEVELS, WindowFigures};
 use super::programs;
-use super::responses::{CongestionFactors, FeeLevels, SlotRange, TopProgram, WalletFigures};
-
-/// Fee levels: name, percentile, landing probability.
-pub const FEE_LEVELS: [(&str, u64, f64); 4] = [
-    ("low", 60, 0.60),
-    ("medium", 80, 0.80),
-    ("high", 95, 0.95),
-    ("very_high", 99, 0.99),
-];
 
 /// Nearest-rank percentile `p` (0 < p <= 100) of ascending `sorted`: the value at rank
 /// ceil(p·n/100), counting from 1; 0 for an empty list.
@@ -35,26 +28,6 @@ fn share(part: u64, whole: u64) -> f64 {
     } else {
         part as f64 / whole as f64
     }
-}
-
-/// Everything the live endpoints serve about one window (except per-account and per-wallet
-/// queries, answered from the blocks on request).
-#[derive(Debug, Clone, PartialEq)]
-pub struct WindowFigures {
-    pub slot_range: SlotRange,
-    pub tx_count: u64,
-    pub avg_compute_units: f64,
-    pub avg_priority_fee: f64,
-    pub median_priority_fee: u64,
-    pub p75_priority_fee: u64,
-    pub p90_priority_fee: u64,
-    pub p99_priority_fee: u64,
-    pub success_rate: f64,
-    pub top_programs: Vec<TopProgram>,
-    pub congestion_score: f64,
-    pub congestion_level: &'static str,
-    pub factors: CongestionFactors,
-    pub fee_levels: FeeLevels,
 }
 
 /// The congestion level of a score.

@@ -15,6 +15,7 @@ pub mod block_stats;
 pub mod compute_budget;
 pub mod config;
 pub mod error;
+pub mod figure_types;
 pub mod figures;
 pub mod from_archive;
 pub mod from_rpc;

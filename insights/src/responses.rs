@@ -5,48 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::figures::{FEE_LEVELS, WindowFigures};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct SlotRange {
-    pub start: u64,
-    pub end: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TopProgram {
-    pub program_id: String,
-    pub name: String,
-    pub tx_count: u64,
-    pub avg_cu: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct CongestionFactors {
-    pub compute_saturation: f64,
-    pub write_lock_contention: f64,
-    pub tx_drop_rate: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct FeeLevels {
-    pub low: u64,
-    pub medium: u64,
-    pub high: u64,
-    pub very_high: u64,
-}
-
-impl FeeLevels {
-    pub fn get(&self, level: &str) -> Option<u64> {
-        match level {
-            "low" => Some(self.low),
-            "medium" => Some(self.medium),
-            "high" => Some(self.high),
-            "very_high" => Some(self.very_high),
-            _ => None,
-        }
-    }
-}
+pub use super::figure_types::{CongestionFactors, FeeLevels, SlotRange, TopProgram, WalletFigures};
+use super::figure_types::{FEE_LEVELS, WindowFigures};
 
 /// `GET /v1/block50`.
 #[derive(Debug, Serialize)]
@@ -125,20 +85,6 @@ impl<'a> FeeEstimate<'a> {
             updated_at,
         })
     }
-}
-
-/// One side of `GET /v1/block50/compare`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WalletFigures {
-    pub address: String,
-    pub tx_count: u64,
-    pub landed_count: u64,
-    /// `null` when the address signed nothing in the window.
-    pub landing_rate: Option<f64>,
-    pub blocks_included: u64,
-    pub block_inclusion_rate: f64,
-    pub avg_compute_units: Option<f64>,
-    pub avg_priority_fee: Option<f64>,
 }
 
 /// `GET /v1/block50/compare`.

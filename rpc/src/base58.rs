@@ -213,6 +213,11 @@ fn push_word(value: u64, bits: u32, limbs: &mut [u32]) -> Option<u32> {
     (carry > 0).then_some(carry as u32)
 }
 
+/// The base58 text of `bytes` as `bs58` writes it (the parsers' and block fields' form).
+pub fn b58(bytes: &[u8]) -> String {
+    bs58::encode(bytes).into_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

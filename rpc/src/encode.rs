@@ -1,6 +1,3 @@
-//! Length: over 600 lines because the validator's transaction rendering, field by field: a protocol
-//! table; ~35 of the lines are tests.
-//!
 //! One archived transaction rendered as the validator renders it (docs/archive-rpc.md §6, §7):
 //! the transaction in `json`, `jsonParsed`, `base64`, `base58` or legacy `binary` form (or the
 //! `accounts` list of getBlock), its status metadata (full, parsed or the simplified `accounts`
@@ -12,18 +9,23 @@
 //! are [`Base58`], printed while serializing; lists, logs and strings are slices of the stored
 //! metadata), so rendering allocates little beyond the output buffer.
 
-use std::borrow::Cow;
+mod meta;
 
-use archive::proto;
 use base64::Engine;
 use decoder::transaction::{MessageVersion, TransactionView, parse_transaction_exact};
 use serde::{Serialize, Serializer};
 
-pub use super::base58::Base58;
+pub use super::amount::real_number_string_trimmed;
+pub use super::base58::{Base58, b58};
 use super::error::RpcError;
 use super::params::{EncodeOptions, Encoding, TransactionDetails};
 use super::parsed::{self, AccountKeys, ParsedAccount, UiInstruction};
-use super::tx_error::{self, Status, TxError};
+pub use super::ui_instruction::UiCompiledInstruction;
+pub use meta::{
+    InnerInstructionList, StatusOwned, UiInnerInstructions, UiLoadedAddresses, UiMeta,
+    UiReturnData, UiReward, UiTokenAmount, UiTokenBalance, meta_error, rewards,
+};
+use meta::{MetaForm, full_meta, simple_meta};
 
 /// A member that is printed, printed as `null`, or left out.
 #[derive(Debug, Clone)]
@@ -46,10 +48,6 @@ impl<T: Serialize> Serialize for Field<T> {
             Self::Null | Self::Skip => serializer.serialize_none(),
         }
     }
-}
-
-pub fn b58(bytes: &[u8]) -> String {
-    bs58::encode(bytes).into_string()
 }
 
 /// `"legacy"` or the version number.
@@ -225,15 +223,6 @@ pub struct UiHeader {
     pub num_required_signatures: u8,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UiCompiledInstruction {
-    pub accounts: Vec<u8>,
-    pub data: String,
-    pub program_id_index: u8,
-    pub stack_height: Option<u32>,
-}
-
 /// A compiled instruction borrowed from the stored transaction (the same JSON as
 /// [`UiCompiledInstruction`]).
 #[derive(Serialize)]
@@ -350,328 +339,9 @@ fn accounts_list<'a>(view: &TransactionView<'a>, keys: &AccountKeys<'_>) -> Enco
     })
 }
 
-/// Status metadata as printed (§7); which members appear depends on the form.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UiMeta<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub compute_units_consumed: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_units: Option<u64>,
-    pub err: Option<TxError>,
-    pub fee: u64,
-    #[serde(skip_serializing_if = "Field::is_skip")]
-    pub inner_instructions: Field<Vec<UiInnerInstructions<'a>>>,
-    #[serde(skip_serializing_if = "Field::is_skip")]
-    pub loaded_addresses: Field<UiLoadedAddresses<'a>>,
-    #[serde(skip_serializing_if = "Field::is_skip")]
-    pub log_messages: Field<&'a [String]>,
-    pub post_balances: &'a [u64],
-    pub post_token_balances: Vec<UiTokenBalance<'a>>,
-    pub pre_balances: &'a [u64],
-    pub pre_token_balances: Vec<UiTokenBalance<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub return_data: Option<UiReturnData<'a>>,
-    #[serde(skip_serializing_if = "Field::is_skip")]
-    pub rewards: Field<Vec<UiReward<'a>>>,
-    pub status: StatusOwned,
-}
-
-/// The legacy `status` member (owned form of [`Status`]).
-pub struct StatusOwned(pub Option<TxError>);
-
-impl Serialize for StatusOwned {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Status(self.0.as_ref()).serialize(serializer)
-    }
-}
-
-#[derive(Serialize)]
-pub struct UiInnerInstructions<'a> {
-    pub index: u8,
-    pub instructions: InnerInstructionList<'a>,
-}
-
-/// Inner instructions: compiled (borrowed) or in the `jsonParsed` view.
-#[derive(Serialize)]
-#[serde(untagged)]
-pub enum InnerInstructionList<'a> {
-    Compiled(Vec<CompiledInstruction<'a>>),
-    Parsed(Vec<UiInstruction>),
-}
-
-#[derive(Serialize)]
-pub struct UiLoadedAddresses<'a> {
-    pub readonly: StoredKeys<'a>,
-    pub writable: StoredKeys<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UiTokenBalance<'a> {
-    pub account_index: u8,
-    pub mint: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub owner: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub program_id: Option<&'a str>,
-    pub ui_token_amount: UiTokenAmount<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UiTokenAmount<'a> {
-    pub amount: &'a str,
-    pub decimals: u8,
-    pub ui_amount: Option<f64>,
-    pub ui_amount_string: Cow<'a, str>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UiReturnData<'a> {
-    pub data: (String, &'static str),
-    pub program_id: Base58<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UiReward<'a> {
-    pub commission: Option<u8>,
-    pub lamports: i64,
-    pub post_balance: u64,
-    pub pubkey: &'a str,
-    pub reward_type: Option<&'static str>,
-}
-
-/// Which meta members appear, and how inner instructions print.
-#[derive(Clone, Copy)]
-enum MetaForm<'a> {
-    /// `json`, `base64`, `base58`, `binary`: compiled inner instructions, `loadedAddresses`.
-    Full,
-    /// `jsonParsed`: parsed inner instructions, no `loadedAddresses`.
-    Parsed(&'a AccountKeys<'a>),
-}
-
-/// The stored error, decoded; undecodable bytes are logged and shown as an unknown error.
-pub fn meta_error(meta: &proto::TransactionStatusMeta) -> Option<TxError> {
-    let bytes = &meta.err.as_ref()?.err;
-    match tx_error::decode(bytes) {
-        Ok(error) => Some(error),
-        Err(error) => {
-            tracing::warn!(%error, "stored transaction error does not decode");
-            Some(TxError::Unknown(u32::MAX))
-        }
-    }
-}
-
-fn full_meta<'a>(
-    meta: &'a proto::TransactionStatusMeta,
-    form: MetaForm<'_>,
-    show_rewards: bool,
-) -> UiMeta<'a> {
-    let err = meta_error(meta);
-    let inner_instructions = if meta.inner_instructions_none {
-        Field::Null
-    } else {
-        Field::Value(
-            meta.inner_instructions
-                .iter()
-                .map(|inner| UiInnerInstructions {
-                    index: inner.index as u8,
-                    instructions: match form {
-                        MetaForm::Full => InnerInstructionList::Compiled(
-                            inner
-                                .instructions
-                                .iter()
-                                .map(|ix| CompiledInstruction {
-                                    accounts: &ix.accounts,
-                                    data: Base58(&ix.data),
-                                    program_id_index: ix.program_id_index as u8,
-                                    stack_height: ix.stack_height,
-                                })
-                                .collect(),
-                        ),
-                        MetaForm::Parsed(keys) => InnerInstructionList::Parsed(
-                            inner
-                                .instructions
-                                .iter()
-                                .map(|ix| {
-                                    parsed::instruction(
-                                        ix.program_id_index as u8,
-                                        &ix.accounts,
-                                        &ix.data,
-                                        keys,
-                                        ix.stack_height,
-                                    )
-                                })
-                                .collect(),
-                        ),
-                    },
-                })
-                .collect(),
-        )
-    };
-    let loaded_addresses = match form {
-        MetaForm::Full => Field::Value(UiLoadedAddresses {
-            readonly: StoredKeys(&meta.loaded_readonly_addresses),
-            writable: StoredKeys(&meta.loaded_writable_addresses),
-        }),
-        MetaForm::Parsed(_) => Field::Skip,
-    };
-    let log_messages = if meta.log_messages_none {
-        Field::Null
-    } else {
-        Field::Value(meta.log_messages.as_slice())
-    };
-    let return_data = match (&meta.return_data, meta.return_data_none) {
-        (Some(data), false) => Some(UiReturnData {
-            data: (
-                base64::engine::general_purpose::STANDARD.encode(&data.data),
-                "base64",
-            ),
-            program_id: Base58(&data.program_id),
-        }),
-        _ => None,
-    };
-    UiMeta {
-        compute_units_consumed: meta.compute_units_consumed,
-        cost_units: meta.cost_units,
-        status: StatusOwned(err),
-        err,
-        fee: meta.fee,
-        inner_instructions,
-        loaded_addresses,
-        log_messages,
-        post_balances: &meta.post_balances,
-        post_token_balances: token_balances(&meta.post_token_balances),
-        pre_balances: &meta.pre_balances,
-        pre_token_balances: token_balances(&meta.pre_token_balances),
-        return_data,
-        rewards: if show_rewards {
-            Field::Value(rewards(&meta.rewards))
-        } else {
-            Field::Null
-        },
-    }
-}
-
-/// The simplified meta of `transactionDetails: accounts` (§4.3).
-fn simple_meta(meta: &proto::TransactionStatusMeta, show_rewards: bool) -> UiMeta<'_> {
-    let err = meta_error(meta);
-    UiMeta {
-        compute_units_consumed: None,
-        cost_units: None,
-        status: StatusOwned(err),
-        err,
-        fee: meta.fee,
-        inner_instructions: Field::Skip,
-        loaded_addresses: Field::Skip,
-        log_messages: Field::Skip,
-        post_balances: &meta.post_balances,
-        post_token_balances: token_balances(&meta.post_token_balances),
-        pre_balances: &meta.pre_balances,
-        pre_token_balances: token_balances(&meta.pre_token_balances),
-        return_data: None,
-        rewards: if show_rewards {
-            Field::Value(rewards(&meta.rewards))
-        } else {
-            Field::Skip
-        },
-    }
-}
-
-fn token_balances(balances: &[proto::TokenBalance]) -> Vec<UiTokenBalance<'_>> {
-    static NO_AMOUNT: proto::UiTokenAmount = proto::UiTokenAmount {
-        ui_amount: 0.0,
-        decimals: 0,
-        amount: String::new(),
-        ui_amount_string: String::new(),
-    };
-    balances
-        .iter()
-        .map(|balance| {
-            let amount = balance.ui_token_amount.as_ref().unwrap_or(&NO_AMOUNT);
-            let decimals = amount.decimals as u8;
-            let ui_amount_string = if amount.ui_amount_string.is_empty() {
-                Cow::Owned(real_number_string_trimmed(
-                    amount.amount.parse().unwrap_or(0),
-                    decimals,
-                ))
-            } else {
-                Cow::Borrowed(amount.ui_amount_string.as_str())
-            };
-            UiTokenBalance {
-                account_index: balance.account_index as u8,
-                mint: &balance.mint,
-                owner: (!balance.owner.is_empty()).then_some(balance.owner.as_str()),
-                program_id: (!balance.program_id.is_empty()).then_some(balance.program_id.as_str()),
-                ui_token_amount: UiTokenAmount {
-                    amount: &amount.amount,
-                    decimals,
-                    ui_amount: (amount.ui_amount.abs() > f64::EPSILON).then_some(amount.ui_amount),
-                    ui_amount_string,
-                },
-            }
-        })
-        .collect()
-}
-
-/// `amount / 10^decimals` as a decimal string without trailing zeros or a trailing dot.
-pub fn real_number_string_trimmed(amount: u64, decimals: u8) -> String {
-    let digits = amount.to_string();
-    let decimals = usize::from(decimals);
-    if decimals == 0 {
-        return digits;
-    }
-    let padded = if digits.len() <= decimals {
-        format!("{}{digits}", "0".repeat(decimals + 1 - digits.len()))
-    } else {
-        digits
-    };
-    let (whole, fraction) = padded.split_at(padded.len() - decimals);
-    let fraction = fraction.trim_end_matches('0');
-    if fraction.is_empty() {
-        whole.to_string()
-    } else {
-        format!("{whole}.{fraction}")
-    }
-}
-
-/// Rewards as printed: capitalised type names, commission parsed from its stored string.
-pub fn rewards(rewards: &[proto::Reward]) -> Vec<UiReward<'_>> {
-    rewards
-        .iter()
-        .map(|reward| UiReward {
-            commission: reward.commission.parse().ok(),
-            lamports: reward.lamports,
-            post_balance: reward.post_balance,
-            pubkey: &reward.pubkey,
-            reward_type: match proto::RewardType::try_from(reward.reward_type) {
-                Ok(proto::RewardType::Fee) => Some("Fee"),
-                Ok(proto::RewardType::Rent) => Some("Rent"),
-                Ok(proto::RewardType::Staking) => Some("Staking"),
-                Ok(proto::RewardType::Voting) => Some("Voting"),
-                Ok(proto::RewardType::Unspecified) | Err(_) => None,
-            },
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn token_amount_strings() {
-        assert_eq!(real_number_string_trimmed(1_500_000, 6), "1.5");
-        assert_eq!(real_number_string_trimmed(0, 6), "0");
-        assert_eq!(real_number_string_trimmed(0, 0), "0");
-        assert_eq!(real_number_string_trimmed(42, 0), "42");
-        assert_eq!(real_number_string_trimmed(5, 3), "0.005");
-        assert_eq!(real_number_string_trimmed(1_000, 3), "1");
-        assert_eq!(real_number_string_trimmed(123_456_789, 4), "12345.6789");
-    }
 
     #[test]
     fn version_table() {

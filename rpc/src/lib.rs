@@ -6,11 +6,13 @@
 //!
 //! Modules, from the wire inwards: [`service`] (HTTP, rate limit, routing, batches),
 //! [`envelope`] (JSON-RPC framing), [`params`] (the methods' parameters), [`methods`] (answers
-//! from the store), [`encode`] / [`parsed`] / [`tx_error`] (the validator's JSON shapes),
+//! from the store), [`encode`] / [`parsed`] / [`tx_error`] (the validator's JSON shapes, standing
+//! on the leaves [`ui_instruction`], [`amount`] and [`base58`]),
 //! [`upstream`] (the upstream client), [`rate_limit`], [`metrics`] and [`latency`], [`memory_store`] (an
 //! in-memory store for tests and benchmarks), and [`absent`] (`POST /` when no archive is served).
 
 pub mod absent;
+pub mod amount;
 pub mod base58;
 mod damage_log;
 pub mod encode;
@@ -25,6 +27,7 @@ pub mod parsed;
 pub mod rate_limit;
 pub mod service;
 pub mod tx_error;
+pub mod ui_instruction;
 pub mod upstream;
 
 use std::sync::Arc;

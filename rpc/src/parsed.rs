@@ -1,6 +1,3 @@
-//! Length: over 600 lines because the jsonParsed dispatcher and the system program's table: a
-//! protocol table; ~150 of the lines are tests.
-//!
 //! The `jsonParsed` and `accounts` views (docs/archive-rpc.md §4.3, §6.4): the full account-key
 //! list (static keys, then lookup-table keys loaded writable, then read-only) with the validator's
 //! signer/writable flags, and instructions parsed for the programs this server knows.
@@ -18,242 +15,38 @@
 //! accounts), print in the partially decoded form (`programId`, `accounts` as keys, base58
 //! `data`), as the validator does. `parsed-oracle/` checks all of it against the validator's
 //! crate.
+//!
+//! This file is the dispatcher; the pieces it stands on: [`account_keys`] (the key list and its
+//! flags), [`program_keys`] (the known program ids), [`reader`] (what the parsers read),
+//! [`token_info`] (the token parsers' shared `info` members) and the program parsers, System in
+//! [`system`].
 
+mod account_keys;
 mod address_lookup_table;
 mod associated_token;
 mod bpf_loader;
+mod program_keys;
+mod reader;
 mod stake;
+mod system;
 mod token;
 mod token_extension;
+mod token_info;
 mod token_interfaces;
 mod vote;
 
-use std::sync::LazyLock;
-
-use decoder::program_ids as id;
-use decoder::transaction::TransactionView;
-use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::encode::{UiCompiledInstruction, b58};
-
-/// The reserved account keys of the current validator (all features active): builtin programs
-/// and sysvars, never writable.
-const RESERVED: [&str; 31] = [
-    id::ADDRESS_LOOKUP_TABLE,
-    id::BPF_LOADER_V2,
-    id::BPF_LOADER_V1,
-    id::BPF_LOADER_UPGRADEABLE,
-    id::COMPUTE_BUDGET,
-    id::CONFIG,
-    id::ED25519_SIG_VERIFY,
-    id::FEATURE,
-    id::LOADER_V4,
-    id::NATIVE_LOADER,
-    id::SECP256K1,
-    id::SECP256R1,
-    id::STAKE,
-    id::STAKE_CONFIG,
-    id::SYSTEM,
-    id::VOTE,
-    id::ZK_ELGAMAL_PROOF,
-    id::ZK_TOKEN_PROOF,
-    id::SYSVAR_CLOCK,
-    id::SYSVAR_EPOCH_REWARDS,
-    id::SYSVAR_EPOCH_SCHEDULE,
-    id::SYSVAR_FEES,
-    id::SYSVAR_INSTRUCTIONS,
-    id::SYSVAR_LAST_RESTART_SLOT,
-    id::SYSVAR_RECENT_BLOCKHASHES,
-    id::SYSVAR_RENT,
-    id::SYSVAR_REWARDS,
-    id::SYSVAR_SLOT_HASHES,
-    id::SYSVAR_SLOT_HISTORY,
-    id::SYSVAR_STAKE_HISTORY,
-    id::SYSVAR_OWNER,
-];
-
-const SYSTEM_PROGRAM: [u8; 32] = [0; 32];
-/// The memo program ids parsed as `spl-memo`.
-const MEMO_PROGRAMS: [&str; 3] = [
-    id::MEMO_V1,
-    id::MEMO_V3,
-    "Memo4c2pN8afCj432Lb7RMVKi9PbQnnW7ewFFaV3oAH",
-];
-/// SPL Token and Token-2022: one parser (`program` prints `spl-token` for both).
-const TOKEN_PROGRAMS: [&str; 2] = [id::TOKEN, id::TOKEN_2022];
-
-fn decode_keys<const N: usize>(texts: [&str; N]) -> Vec<[u8; 32]> {
-    let mut keys: Vec<[u8; 32]> = texts
-        .iter()
-        .filter_map(|text| bs58::decode(text).into_vec().ok()?.try_into().ok())
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    keys
-}
-
-static RESERVED_KEYS: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys(RESERVED));
-static UPGRADEABLE_LOADER_KEY: LazyLock<Vec<[u8; 32]>> =
-    LazyLock::new(|| decode_keys([id::BPF_LOADER_UPGRADEABLE]));
-static MEMO_KEYS: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys(MEMO_PROGRAMS));
-static TOKEN_KEYS: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys(TOKEN_PROGRAMS));
-static ASSOCIATED_TOKEN_KEY: LazyLock<Vec<[u8; 32]>> =
-    LazyLock::new(|| decode_keys([id::ASSOCIATED_TOKEN]));
-static ADDRESS_LOOKUP_TABLE_KEY: LazyLock<Vec<[u8; 32]>> =
-    LazyLock::new(|| decode_keys([id::ADDRESS_LOOKUP_TABLE]));
-static BPF_LOADER_V2_KEY: LazyLock<Vec<[u8; 32]>> =
-    LazyLock::new(|| decode_keys([id::BPF_LOADER_V2]));
-static VOTE_KEY: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys([id::VOTE]));
-static STAKE_KEY: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| decode_keys([id::STAKE]));
-
-/// Whether `key` is one of the SPL Memo programs.
-pub fn is_memo_program(key: &[u8]) -> bool {
-    MEMO_KEYS.iter().any(|memo| memo.as_slice() == key)
-}
-
-/// `{"pubkey","signer","source","writable"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ParsedAccount {
-    pub pubkey: String,
-    pub signer: bool,
-    pub source: &'static str,
-    pub writable: bool,
-}
-
-/// Every key a transaction references, in index order, with what is needed for the flags.
-pub struct AccountKeys<'a> {
-    static_keys: &'a [[u8; 32]],
-    loaded_writable: &'a [Vec<u8>],
-    loaded_readonly: &'a [Vec<u8>],
-    num_required_signatures: usize,
-    num_readonly_signed: usize,
-    num_readonly_unsigned: usize,
-    /// Static key indexes called as a program by a top-level instruction.
-    called_as_program: [bool; 256],
-    upgradeable_loader_present: bool,
-}
-
-impl<'a> AccountKeys<'a> {
-    pub fn new(
-        view: &TransactionView<'a>,
-        loaded_writable: &'a [Vec<u8>],
-        loaded_readonly: &'a [Vec<u8>],
-    ) -> Self {
-        let header = view.header();
-        let static_keys = view.static_account_keys();
-        let mut called_as_program = [false; 256];
-        for ix in view.instructions() {
-            called_as_program[usize::from(ix.program_id_index)] = true;
-        }
-        Self {
-            static_keys,
-            loaded_writable,
-            loaded_readonly,
-            num_required_signatures: usize::from(header.num_required_signatures),
-            num_readonly_signed: usize::from(header.num_readonly_signed_accounts),
-            num_readonly_unsigned: usize::from(header.num_readonly_unsigned_accounts),
-            called_as_program,
-            upgradeable_loader_present: static_keys
-                .iter()
-                .any(|key| UPGRADEABLE_LOADER_KEY.contains(key)),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.static_keys.len() + self.loaded_writable.len() + self.loaded_readonly.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The key at `index` (static, then loaded writable, then loaded read-only).
-    pub fn get(&self, index: usize) -> Option<&[u8]> {
-        if let Some(key) = self.static_keys.get(index) {
-            return Some(key);
-        }
-        let index = index - self.static_keys.len();
-        if let Some(key) = self.loaded_writable.get(index) {
-            return Some(key);
-        }
-        self.loaded_readonly
-            .get(index - self.loaded_writable.len())
-            .map(Vec::as_slice)
-    }
-
-    fn writable_by_position(&self, index: usize) -> bool {
-        let statics = self.static_keys.len();
-        if index < statics {
-            if index < self.num_required_signatures {
-                index
-                    < self
-                        .num_required_signatures
-                        .saturating_sub(self.num_readonly_signed)
-            } else {
-                index < statics.saturating_sub(self.num_readonly_unsigned)
-            }
-        } else {
-            index - statics < self.loaded_writable.len()
-        }
-    }
-
-    fn is_writable(&self, index: usize) -> bool {
-        let Some(key) = self.get(index) else {
-            return false;
-        };
-        let reserved = RESERVED_KEYS
-            .binary_search_by(|k| k.as_slice().cmp(key))
-            .is_ok();
-        let demoted = self.called_as_program.get(index).copied().unwrap_or(false)
-            && !self.upgradeable_loader_present;
-        self.writable_by_position(index) && !reserved && !demoted
-    }
-
-    /// The `accountKeys` list of the `accounts` and `jsonParsed` views.
-    pub fn parsed_accounts(&self) -> Vec<ParsedAccount> {
-        (0..self.len())
-            .map(|index| ParsedAccount {
-                pubkey: self.get(index).map(b58).unwrap_or_default(),
-                signer: index < self.num_required_signatures,
-                source: if index < self.static_keys.len() {
-                    "transaction"
-                } else {
-                    "lookupTable"
-                },
-                writable: self.is_writable(index),
-            })
-            .collect()
-    }
-}
-
-/// An instruction in the `jsonParsed` view, or a compiled one (inner instructions of the other
-/// encodings share this type).
-#[derive(Serialize)]
-#[serde(untagged)]
-pub enum UiInstruction {
-    Compiled(UiCompiledInstruction),
-    Parsed(ParsedInstruction),
-    PartiallyDecoded(PartiallyDecodedInstruction),
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ParsedInstruction {
-    pub parsed: Value,
-    pub program: &'static str,
-    pub program_id: String,
-    pub stack_height: Option<u32>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PartiallyDecodedInstruction {
-    pub accounts: Vec<String>,
-    pub data: String,
-    pub program_id: String,
-    pub stack_height: Option<u32>,
-}
+use crate::base58::b58;
+pub use crate::ui_instruction::{ParsedInstruction, PartiallyDecodedInstruction, UiInstruction};
+pub use account_keys::{AccountKeys, ParsedAccount};
+pub use program_keys::is_memo_program;
+use program_keys::{
+    ADDRESS_LOOKUP_TABLE_KEY, ASSOCIATED_TOKEN_KEY, BPF_LOADER_V2_KEY, STAKE_KEY, SYSTEM_PROGRAM,
+    TOKEN_KEYS, UPGRADEABLE_LOADER_KEY, VOTE_KEY,
+};
+use reader::Accounts;
+use system::parse_system;
 
 /// One instruction in the `jsonParsed` view.
 pub fn instruction(
@@ -346,278 +139,12 @@ fn typed(kind: &str, info: Value) -> Value {
     }
 }
 
-/// The account keys of an instruction, in its account order.
-#[derive(Clone, Copy)]
-struct Accounts<'a>(&'a [String]);
-
-impl<'a> Accounts<'a> {
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The key at `position`.
-    fn get(&self, position: usize) -> Option<&'a str> {
-        self.0.get(position).map(String::as_str)
-    }
-
-    /// `Some` when there are at least `count` accounts (the validator's `check_num_accounts`).
-    fn need(&self, count: usize) -> Option<()> {
-        (self.0.len() >= count).then_some(())
-    }
-
-    /// The keys from `position` on (empty when past the end).
-    fn keys(&self, position: usize) -> Option<Vec<String>> {
-        Some(self.0.get(position..).unwrap_or_default().to_vec())
-    }
-
-    /// The accounts `start..end`.
-    fn slice(&self, start: usize, end: usize) -> Option<Accounts<'a>> {
-        self.0.get(start..end).map(Accounts)
-    }
-}
-
-/// Little-endian bincode reader over instruction data.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let (head, tail) = self.0.split_first_chunk::<N>()?;
-        self.0 = tail;
-        Some(*head)
-    }
-
-    fn u8(&mut self) -> Option<u8> {
-        self.take::<1>().map(|[byte]| byte)
-    }
-
-    fn u16(&mut self) -> Option<u16> {
-        self.take::<2>().map(u16::from_le_bytes)
-    }
-
-    fn i8(&mut self) -> Option<i8> {
-        self.take::<1>().map(i8::from_le_bytes)
-    }
-
-    fn i16(&mut self) -> Option<i16> {
-        self.take::<2>().map(i16::from_le_bytes)
-    }
-
-    fn u32(&mut self) -> Option<u32> {
-        self.take::<4>().map(u32::from_le_bytes)
-    }
-
-    fn i64(&mut self) -> Option<i64> {
-        self.take::<8>().map(i64::from_le_bytes)
-    }
-
-    fn f64(&mut self) -> Option<f64> {
-        self.take::<8>().map(f64::from_le_bytes)
-    }
-
-    /// A Borsh/bincode `bool` (only 0 and 1).
-    fn bool(&mut self) -> Option<bool> {
-        match self.u8()? {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        }
-    }
-
-    /// An SPL `COption<Pubkey>` as packed by the token program: tag 0, or tag 1 and the key.
-    /// `Some(None)` is "none"; `None` is malformed.
-    fn coption_key(&mut self) -> Option<Option<String>> {
-        match self.u8()? {
-            0 => Some(None),
-            1 => self.key().map(Some),
-            _ => None,
-        }
-    }
-
-    /// An SPL `COption<u64>` (tag 0, or tag 1 and the value).
-    fn coption_u64(&mut self) -> Option<Option<u64>> {
-        match self.u8()? {
-            0 => Some(None),
-            1 => self.u64().map(Some),
-            _ => None,
-        }
-    }
-
-    /// A Borsh `Option<u64>` (same layout as `COption<u64>`).
-    fn option_u64(&mut self) -> Option<Option<u64>> {
-        self.coption_u64()
-    }
-
-    /// A 32-byte key where all zeroes mean "none" (`OptionalNonZeroPubkey` / `MaybeNull`).
-    fn maybe_null_key(&mut self) -> Option<Option<String>> {
-        let key = self.take::<32>()?;
-        Some((key != [0; 32]).then(|| b58(&key)))
-    }
-
-    /// A Borsh `String`: u32 length, UTF-8 bytes.
-    fn borsh_string(&mut self) -> Option<String> {
-        let len = usize::try_from(self.u32()?).ok()?;
-        if len > self.0.len() {
-            return None;
-        }
-        let (text, tail) = self.0.split_at(len);
-        self.0 = tail;
-        std::str::from_utf8(text).ok().map(str::to_string)
-    }
-
-    /// `Some` when every byte was read (Borsh's `try_from_slice`).
-    fn finished(&self) -> Option<()> {
-        self.0.is_empty().then_some(())
-    }
-
-    fn u64(&mut self) -> Option<u64> {
-        self.take::<8>().map(u64::from_le_bytes)
-    }
-
-    fn key(&mut self) -> Option<String> {
-        self.take::<32>().map(|key| b58(&key))
-    }
-
-    /// A bincode `String`: u64 length, UTF-8 bytes.
-    fn string(&mut self) -> Option<String> {
-        let len = usize::try_from(self.u64()?).ok()?;
-        if len > self.0.len() {
-            return None;
-        }
-        let (text, tail) = self.0.split_at(len);
-        self.0 = tail;
-        std::str::from_utf8(text).ok().map(str::to_string)
-    }
-}
-
-/// The validator's parse of a System program instruction: `{"info":{...},"type":"..."}`, or
-/// `None` (printed partially decoded) when the data or the account count do not fit.
-fn parse_system(
-    data: &[u8],
-    account: &dyn Fn(usize) -> Option<String>,
-    account_count: usize,
-) -> Option<Value> {
-    let mut reader = Reader(data);
-    let tag = reader.u32()?;
-    let need = |count: usize| (account_count >= count).then_some(());
-    let (kind, info) = match tag {
-        0 => {
-            let (lamports, space, owner) = (reader.u64()?, reader.u64()?, reader.key()?);
-            need(2)?;
-            (
-                "createAccount",
-                json!({"source": account(0)?, "newAccount": account(1)?, "lamports": lamports,
-                       "space": space, "owner": owner}),
-            )
-        }
-        1 => {
-            let owner = reader.key()?;
-            need(1)?;
-            ("assign", json!({"account": account(0)?, "owner": owner}))
-        }
-        2 => {
-            let lamports = reader.u64()?;
-            need(2)?;
-            (
-                "transfer",
-                json!({"source": account(0)?, "destination": account(1)?, "lamports": lamports}),
-            )
-        }
-        3 => {
-            let (base, seed) = (reader.key()?, reader.string()?);
-            let (lamports, space, owner) = (reader.u64()?, reader.u64()?, reader.key()?);
-            need(2)?;
-            (
-                "createAccountWithSeed",
-                json!({"source": account(0)?, "newAccount": account(1)?, "base": base,
-                       "seed": seed, "lamports": lamports, "space": space, "owner": owner}),
-            )
-        }
-        4 => {
-            need(3)?;
-            (
-                "advanceNonce",
-                json!({"nonceAccount": account(0)?, "recentBlockhashesSysvar": account(1)?,
-                       "nonceAuthority": account(2)?}),
-            )
-        }
-        5 => {
-            let lamports = reader.u64()?;
-            need(5)?;
-            (
-                "withdrawFromNonce",
-                json!({"nonceAccount": account(0)?, "destination": account(1)?,
-                       "recentBlockhashesSysvar": account(2)?, "rentSysvar": account(3)?,
-                       "nonceAuthority": account(4)?, "lamports": lamports}),
-            )
-        }
-        6 => {
-            let authority = reader.key()?;
-            need(3)?;
-            (
-                "initializeNonce",
-                json!({"nonceAccount": account(0)?, "recentBlockhashesSysvar": account(1)?,
-                       "rentSysvar": account(2)?, "nonceAuthority": authority}),
-            )
-        }
-        7 => {
-            let authority = reader.key()?;
-            need(2)?;
-            (
-                "authorizeNonce",
-                json!({"nonceAccount": account(0)?, "nonceAuthority": account(1)?,
-                       "newAuthorized": authority}),
-            )
-        }
-        8 => {
-            let space = reader.u64()?;
-            need(1)?;
-            ("allocate", json!({"account": account(0)?, "space": space}))
-        }
-        9 => {
-            let (base, seed) = (reader.key()?, reader.string()?);
-            let (space, owner) = (reader.u64()?, reader.key()?);
-            need(2)?;
-            (
-                "allocateWithSeed",
-                json!({"account": account(0)?, "base": base, "seed": seed, "space": space,
-                       "owner": owner}),
-            )
-        }
-        10 => {
-            let (base, seed, owner) = (reader.key()?, reader.string()?, reader.key()?);
-            need(2)?;
-            (
-                "assignWithSeed",
-                json!({"account": account(0)?, "base": base, "seed": seed, "owner": owner}),
-            )
-        }
-        11 => {
-            let (lamports, seed, owner) = (reader.u64()?, reader.string()?, reader.key()?);
-            need(3)?;
-            (
-                "transferWithSeed",
-                json!({"source": account(0)?, "sourceBase": account(1)?,
-                       "destination": account(2)?, "lamports": lamports, "sourceSeed": seed,
-                       "sourceOwner": owner}),
-            )
-        }
-        12 => {
-            need(1)?;
-            ("upgradeNonce", json!({"nonceAccount": account(0)?}))
-        }
-        _ => return None,
-    };
-    Some(json!({"info": info, "type": kind}))
-}
-
 #[cfg(test)]
 mod tests {
+    use decoder::program_ids as id;
     use proptest::prelude::*;
 
+    use super::program_keys::{MEMO_KEYS, RESERVED_KEYS, TOKEN_PROGRAMS};
     use super::*;
 
     #[test]

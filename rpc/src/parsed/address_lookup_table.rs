@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Accounts, Reader, typed as ix};
+use super::reader::{Accounts, Reader};
+use super::typed as ix;
 
 /// Parses an address lookup table instruction, or `None` (printed partially decoded).
 pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {

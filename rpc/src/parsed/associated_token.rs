@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Accounts, typed as ix};
+use super::reader::Accounts;
+use super::typed as ix;
 
 /// Parses an associated-token-account instruction, or `None` (printed partially decoded).
 pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {

@@ -7,7 +7,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 
-use super::{Accounts, Reader, typed as ix};
+use super::reader::{Accounts, Reader};
+use super::typed as ix;
 
 /// A bincode `Vec<u8>`: u64 length, bytes.
 fn bytes(r: &mut Reader<'_>) -> Option<String> {

@@ -7,7 +7,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Accounts, Reader, typed as ix};
+use super::reader::{Accounts, Reader};
+use super::typed as ix;
 
 const CLOCK_SYSVAR: &str = "SysvarC1ock11111111111111111111111111111111";
 const RENT_SYSVAR: &str = "SysvarRent111111111111111111111111111111111";
@@ -109,7 +110,8 @@ fn decode(tag: u32, r: &mut Reader<'_>) -> Option<Fields> {
     })
 }
 
-/// Parses a stake instruction, or `None` (printed partially decoded).
+/// Parses a stake instruction, or `None` (printed partially decoded): one helper per
+/// instruction group.
 pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
     let mut r = Reader(data);
     let tag = r.u32()?;
@@ -117,14 +119,32 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
     if accounts.is_empty() {
         return None;
     }
+    match tag {
+        0 | 6 | 9 | 12 => setup(tag, fields, accounts),
+        1 | 10 => authorize(tag, fields, accounts),
+        8 | 11 => authorize_with_seed(tag, fields, accounts),
+        2 | 5 | 13..=15 => delegation(tag, accounts),
+        3 | 4 | 7 | 16 | 17 => lamports(tag, fields, accounts),
+        _ => None,
+    }
+}
+
+/// Whether the account at `position` is `sysvar` (the legacy account shape).
+fn holds(accounts: &Accounts<'_>, position: usize, sysvar: &str) -> bool {
+    accounts.get(position) == Some(sysvar)
+}
+
+/// Inserts `key: value` into an info object.
+fn set(info: &mut Value, key: &str, value: Value) {
+    if let Some(map) = info.as_object_mut() {
+        map.insert(key.to_string(), value);
+    }
+}
+
+/// `initialize` (0), `setLockup` (6), `initializeChecked` (9), `setLockupChecked` (12).
+fn setup(tag: u32, fields: Fields, accounts: &Accounts<'_>) -> Option<Value> {
     let a = |i: usize| accounts.get(i);
     let need = |n: usize| accounts.need(n);
-    let holds = |i: usize, sysvar: &str| a(i) == Some(sysvar);
-    let set = |info: &mut Value, key: &str, value: Value| {
-        if let Some(map) = info.as_object_mut() {
-            map.insert(key.to_string(), value);
-        }
-    };
     Some(match (tag, fields) {
         (
             0,
@@ -136,7 +156,7 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
                 custodian,
             },
         ) => {
-            let legacy = holds(1, RENT_SYSVAR);
+            let legacy = holds(accounts, 1, RENT_SYSVAR);
             need(if legacy { 2 } else { 1 })?;
             let mut info = json!({"stakeAccount": a(0)?,
                 "authorized": {"staker": staker, "withdrawer": withdrawer},
@@ -147,8 +167,45 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
             }
             ix("initialize", info)
         }
+        (6, Fields::Lockup(lockup)) => {
+            need(2)?;
+            ix(
+                "setLockup",
+                json!({"stakeAccount": a(0)?, "custodian": a(1)?, "lockup": lockup}),
+            )
+        }
+        (9, _) => {
+            let legacy = holds(accounts, 1, RENT_SYSVAR);
+            need(if legacy { 4 } else { 3 })?;
+            let staker = if legacy { 2 } else { 1 };
+            let mut info = json!({"stakeAccount": a(0)?, "staker": a(staker)?,
+                                  "withdrawer": a(staker + 1)?});
+            if legacy {
+                set(&mut info, "rentSysvar", json!(a(1)?));
+            }
+            ix("initializeChecked", info)
+        }
+        (12, Fields::Lockup(mut lockup)) => {
+            need(2)?;
+            if let Some(custodian) = a(2) {
+                lockup.insert("custodian".to_string(), json!(custodian));
+            }
+            ix(
+                "setLockupChecked",
+                json!({"stakeAccount": a(0)?, "custodian": a(1)?, "lockup": lockup}),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// `authorize` (1) and `authorizeChecked` (10).
+fn authorize(tag: u32, fields: Fields, accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    Some(match (tag, fields) {
         (1, Fields::Authorize(new, authority_type)) => {
-            let legacy = holds(1, CLOCK_SYSVAR);
+            let legacy = holds(accounts, 1, CLOCK_SYSVAR);
             need(if legacy { 3 } else { 2 })?;
             let authority = if legacy { 2 } else { 1 };
             let mut info = json!({"stakeAccount": a(0)?, "authority": a(authority)?,
@@ -161,106 +218,8 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
             }
             ix("authorize", info)
         }
-        (2, _) => {
-            let legacy = holds(2, CLOCK_SYSVAR);
-            need(if legacy { 6 } else { 3 })?;
-            let authority = if legacy { 5 } else { 2 };
-            let mut info = json!({"stakeAccount": a(0)?, "voteAccount": a(1)?,
-                                  "stakeAuthority": a(authority)?});
-            if legacy {
-                set(&mut info, "clockSysvar", json!(a(2)?));
-                set(&mut info, "stakeHistorySysvar", json!(a(3)?));
-                set(&mut info, "stakeConfigAccount", json!(a(4)?));
-            }
-            ix("delegate", info)
-        }
-        (3, Fields::Lamports(lamports)) => {
-            need(3)?;
-            ix(
-                "split",
-                json!({"stakeAccount": a(0)?, "newSplitAccount": a(1)?,
-                       "stakeAuthority": a(2)?, "lamports": lamports}),
-            )
-        }
-        (4, Fields::Lamports(lamports)) => {
-            let legacy = holds(2, CLOCK_SYSVAR);
-            need(if legacy { 5 } else { 3 })?;
-            let authority = if legacy { 4 } else { 2 };
-            let mut info = json!({"stakeAccount": a(0)?, "destination": a(1)?,
-                                  "withdrawAuthority": a(authority)?, "lamports": lamports});
-            if legacy {
-                set(&mut info, "clockSysvar", json!(a(2)?));
-                set(&mut info, "stakeHistorySysvar", json!(a(3)?));
-            }
-            if let Some(custodian) = a(authority + 1) {
-                set(&mut info, "custodian", json!(custodian));
-            }
-            ix("withdraw", info)
-        }
-        (5, _) => {
-            let legacy = holds(1, CLOCK_SYSVAR);
-            need(if legacy { 3 } else { 2 })?;
-            let authority = if legacy { 2 } else { 1 };
-            let mut info = json!({"stakeAccount": a(0)?, "stakeAuthority": a(authority)?});
-            if legacy {
-                set(&mut info, "clockSysvar", json!(a(1)?));
-            }
-            ix("deactivate", info)
-        }
-        (6, Fields::Lockup(lockup)) => {
-            need(2)?;
-            ix(
-                "setLockup",
-                json!({"stakeAccount": a(0)?, "custodian": a(1)?, "lockup": lockup}),
-            )
-        }
-        (7, _) => {
-            let legacy = holds(2, CLOCK_SYSVAR);
-            need(if legacy { 5 } else { 3 })?;
-            let authority = if legacy { 4 } else { 2 };
-            let mut info = json!({"destination": a(0)?, "source": a(1)?,
-                                  "stakeAuthority": a(authority)?});
-            if legacy {
-                set(&mut info, "clockSysvar", json!(a(2)?));
-                set(&mut info, "stakeHistorySysvar", json!(a(3)?));
-            }
-            ix("merge", info)
-        }
-        (
-            8,
-            Fields::WithSeed {
-                new_authorized,
-                authority,
-                seed,
-                owner,
-            },
-        ) => {
-            need(2)?;
-            let mut info = json!({"stakeAccount": a(0)?, "authorityBase": a(1)?,
-                                  "newAuthorized": new_authorized, "authorityType": authority,
-                                  "authoritySeed": seed, "authorityOwner": owner});
-            let legacy = holds(2, CLOCK_SYSVAR);
-            if legacy {
-                set(&mut info, "clockSysvar", json!(a(2)?));
-            }
-            if let Some(custodian) = a(if legacy { 3 } else { 2 }) {
-                set(&mut info, "custodian", json!(custodian));
-            }
-            ix("authorizeWithSeed", info)
-        }
-        (9, _) => {
-            let legacy = holds(1, RENT_SYSVAR);
-            need(if legacy { 4 } else { 3 })?;
-            let staker = if legacy { 2 } else { 1 };
-            let mut info = json!({"stakeAccount": a(0)?, "staker": a(staker)?,
-                                  "withdrawer": a(staker + 1)?});
-            if legacy {
-                set(&mut info, "rentSysvar", json!(a(1)?));
-            }
-            ix("initializeChecked", info)
-        }
         (10, Fields::Authority(authority_type)) => {
-            let legacy = holds(1, CLOCK_SYSVAR);
+            let legacy = holds(accounts, 1, CLOCK_SYSVAR);
             need(if legacy { 4 } else { 3 })?;
             let authority = if legacy { 2 } else { 1 };
             let mut info = json!({"stakeAccount": a(0)?, "authority": a(authority)?,
@@ -274,6 +233,37 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
             }
             ix("authorizeChecked", info)
         }
+        _ => return None,
+    })
+}
+
+/// `authorizeWithSeed` (8) and `authorizeCheckedWithSeed` (11).
+fn authorize_with_seed(tag: u32, fields: Fields, accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    Some(match (tag, fields) {
+        (
+            8,
+            Fields::WithSeed {
+                new_authorized,
+                authority,
+                seed,
+                owner,
+            },
+        ) => {
+            need(2)?;
+            let mut info = json!({"stakeAccount": a(0)?, "authorityBase": a(1)?,
+                                  "newAuthorized": new_authorized, "authorityType": authority,
+                                  "authoritySeed": seed, "authorityOwner": owner});
+            let legacy = holds(accounts, 2, CLOCK_SYSVAR);
+            if legacy {
+                set(&mut info, "clockSysvar", json!(a(2)?));
+            }
+            if let Some(custodian) = a(if legacy { 3 } else { 2 }) {
+                set(&mut info, "custodian", json!(custodian));
+            }
+            ix("authorizeWithSeed", info)
+        }
         (
             11,
             Fields::WithSeed {
@@ -283,7 +273,7 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
                 ..
             },
         ) => {
-            let legacy = holds(2, CLOCK_SYSVAR);
+            let legacy = holds(accounts, 2, CLOCK_SYSVAR);
             need(if legacy { 4 } else { 3 })?;
             let new_authorized = if legacy { 3 } else { 2 };
             let mut info = json!({"stakeAccount": a(0)?, "authorityBase": a(1)?,
@@ -298,18 +288,41 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
             }
             ix("authorizeCheckedWithSeed", info)
         }
-        (12, Fields::Lockup(mut lockup)) => {
-            need(2)?;
-            if let Some(custodian) = a(2) {
-                lockup.insert("custodian".to_string(), json!(custodian));
+        _ => return None,
+    })
+}
+
+/// `delegate` (2), `deactivate` (5), `getMinimumDelegation` (13), `deactivateDelinquent` (14),
+/// `redelegate` (15): no data fields.
+fn delegation(tag: u32, accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    Some(match tag {
+        2 => {
+            let legacy = holds(accounts, 2, CLOCK_SYSVAR);
+            need(if legacy { 6 } else { 3 })?;
+            let authority = if legacy { 5 } else { 2 };
+            let mut info = json!({"stakeAccount": a(0)?, "voteAccount": a(1)?,
+                                  "stakeAuthority": a(authority)?});
+            if legacy {
+                set(&mut info, "clockSysvar", json!(a(2)?));
+                set(&mut info, "stakeHistorySysvar", json!(a(3)?));
+                set(&mut info, "stakeConfigAccount", json!(a(4)?));
             }
-            ix(
-                "setLockupChecked",
-                json!({"stakeAccount": a(0)?, "custodian": a(1)?, "lockup": lockup}),
-            )
+            ix("delegate", info)
         }
-        (13, _) => ix("getMinimumDelegation", Value::Null),
-        (14, _) => {
+        5 => {
+            let legacy = holds(accounts, 1, CLOCK_SYSVAR);
+            need(if legacy { 3 } else { 2 })?;
+            let authority = if legacy { 2 } else { 1 };
+            let mut info = json!({"stakeAccount": a(0)?, "stakeAuthority": a(authority)?});
+            if legacy {
+                set(&mut info, "clockSysvar", json!(a(1)?));
+            }
+            ix("deactivate", info)
+        }
+        13 => ix("getMinimumDelegation", Value::Null),
+        14 => {
             need(3)?;
             ix(
                 "deactivateDelinquent",
@@ -317,13 +330,57 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
                        "referenceVoteAccount": a(2)?}),
             )
         }
-        (15, _) => {
+        15 => {
             need(5)?;
             ix(
                 "redelegate",
                 json!({"stakeAccount": a(0)?, "newStakeAccount": a(1)?, "voteAccount": a(2)?,
                        "stakeConfigAccount": a(3)?, "stakeAuthority": a(4)?}),
             )
+        }
+        _ => return None,
+    })
+}
+
+/// `split` (3), `withdraw` (4), `merge` (7), `moveStake` (16), `moveLamports` (17).
+fn lamports(tag: u32, fields: Fields, accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    Some(match (tag, fields) {
+        (3, Fields::Lamports(lamports)) => {
+            need(3)?;
+            ix(
+                "split",
+                json!({"stakeAccount": a(0)?, "newSplitAccount": a(1)?,
+                       "stakeAuthority": a(2)?, "lamports": lamports}),
+            )
+        }
+        (4, Fields::Lamports(lamports)) => {
+            let legacy = holds(accounts, 2, CLOCK_SYSVAR);
+            need(if legacy { 5 } else { 3 })?;
+            let authority = if legacy { 4 } else { 2 };
+            let mut info = json!({"stakeAccount": a(0)?, "destination": a(1)?,
+                                  "withdrawAuthority": a(authority)?, "lamports": lamports});
+            if legacy {
+                set(&mut info, "clockSysvar", json!(a(2)?));
+                set(&mut info, "stakeHistorySysvar", json!(a(3)?));
+            }
+            if let Some(custodian) = a(authority + 1) {
+                set(&mut info, "custodian", json!(custodian));
+            }
+            ix("withdraw", info)
+        }
+        (7, _) => {
+            let legacy = holds(accounts, 2, CLOCK_SYSVAR);
+            need(if legacy { 5 } else { 3 })?;
+            let authority = if legacy { 4 } else { 2 };
+            let mut info = json!({"destination": a(0)?, "source": a(1)?,
+                                  "stakeAuthority": a(authority)?});
+            if legacy {
+                set(&mut info, "clockSysvar", json!(a(2)?));
+                set(&mut info, "stakeHistorySysvar", json!(a(3)?));
+            }
+            ix("merge", info)
         }
         (16 | 17, Fields::Lamports(lamports)) => {
             need(3)?;

@@ -7,11 +7,12 @@
 //! (`amount`, `decimals`, `uiAmount`, `uiAmountString`). An authority account followed by more
 //! accounts prints as `multisig<Role>` plus `signers`.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::{Accounts, Reader, typed as ix};
+use super::reader::{Accounts, Reader};
+use super::token_info::{insert, signers, token_amount};
+use super::typed as ix;
 use super::{token_extension, token_interfaces};
-use crate::encode::real_number_string_trimmed;
 
 /// The validator's `SetAuthority` authority types, by wire value.
 const AUTHORITY_TYPES: [&str; 18] = [
@@ -122,72 +123,53 @@ fn extension_types(rest: &[u8]) -> Option<Vec<&'static str>> {
         .collect()
 }
 
-/// `{"amount","decimals","uiAmount","uiAmountString"}` as the validator prints a token amount
-/// without interest-bearing or scaled configuration.
-pub fn token_amount(amount: u64, decimals: u8) -> Value {
-    let ui_amount = 10_u64
-        .checked_pow(u32::from(decimals))
-        .map(|divisor| amount as f64 / divisor as f64);
-    json!({
-        "amount": amount.to_string(),
-        "decimals": decimals,
-        "uiAmount": ui_amount,
-        "uiAmountString": real_number_string_trimmed(amount, decimals),
-    })
-}
-
-/// Adds the authority of an instruction: `owner` when it is the last account, else the multisig
-/// account as `multisig` plus the remaining accounts as `signers`.
-pub fn signers(
-    info: &mut Value,
-    last_nonsigner: usize,
-    accounts: &Accounts<'_>,
-    owner: &str,
-    multisig: &str,
-) -> Option<()> {
-    let map: &mut Map<String, Value> = info.as_object_mut()?;
-    if accounts.len() > last_nonsigner + 1 {
-        let signers: Vec<String> = accounts.keys(last_nonsigner + 1)?;
-        map.insert(multisig.to_string(), json!(accounts.get(last_nonsigner)?));
-        map.insert("signers".to_string(), json!(signers));
-    } else {
-        map.insert(owner.to_string(), json!(accounts.get(last_nonsigner)?));
-    }
-    Some(())
-}
-
-/// Inserts `key: value` into an info object.
-pub fn insert(info: &mut Value, key: &str, value: Value) {
-    if let Some(map) = info.as_object_mut() {
-        map.insert(key.to_string(), value);
-    }
-}
-
+/// The token instruction with tag `tag` (`rest` is the data after the tag, `data` all of it),
+/// one helper per instruction group.
 fn parse_token(tag: u8, rest: &[u8], data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    match tag {
+        0 | 20 => initialize_mint(tag, rest, accounts),
+        1 | 2 | 16 | 18 | 19 => initialize_account(tag, rest, accounts),
+        3 | 4 | 7 | 8 => amount(tag, rest, accounts),
+        12..=15 => checked_amount(tag, rest, accounts),
+        5 | 6 | 9..=11 => authority_and_state(tag, rest, accounts),
+        21 | 23 | 24 | 29 => sizes_and_ui_amounts(tag, rest, accounts),
+        17 | 22 | 25 | 31 | 32 | 35 | 38 | 45 => mint_and_lamports(tag, rest, accounts),
+        BATCH => parse_batch(rest, accounts),
+        _ => token_extension::parse(tag, data, accounts),
+    }
+}
+
+/// `initializeMint` (tag 0) and `initializeMint2` (tag 20).
+fn initialize_mint(tag: u8, rest: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
     let a = |i: usize| accounts.get(i);
     let need = |n: usize| accounts.need(n);
     let mut r = Reader(rest);
-    let parsed = match tag {
-        0 | 20 => {
-            let (decimals, mint_authority, freeze) = (r.u8()?, r.key()?, r.coption_key()?);
-            let mut info = if tag == 0 {
-                need(2)?;
-                json!({"mint": a(0)?, "decimals": decimals, "mintAuthority": mint_authority,
-                       "rentSysvar": a(1)?})
-            } else {
-                need(1)?;
-                json!({"mint": a(0)?, "decimals": decimals, "mintAuthority": mint_authority})
-            };
-            if let Some(freeze) = freeze {
-                insert(&mut info, "freezeAuthority", json!(freeze));
-            }
-            let kind = if tag == 0 {
-                "initializeMint"
-            } else {
-                "initializeMint2"
-            };
-            ix(kind, info)
-        }
+    let (decimals, mint_authority, freeze) = (r.u8()?, r.key()?, r.coption_key()?);
+    let mut info = if tag == 0 {
+        need(2)?;
+        json!({"mint": a(0)?, "decimals": decimals, "mintAuthority": mint_authority,
+               "rentSysvar": a(1)?})
+    } else {
+        need(1)?;
+        json!({"mint": a(0)?, "decimals": decimals, "mintAuthority": mint_authority})
+    };
+    if let Some(freeze) = freeze {
+        insert(&mut info, "freezeAuthority", json!(freeze));
+    }
+    let kind = if tag == 0 {
+        "initializeMint"
+    } else {
+        "initializeMint2"
+    };
+    Some(ix(kind, info))
+}
+
+/// `initializeAccount` (1, 2, 3) and `initializeMultisig` (1, 2).
+fn initialize_account(tag: u8, rest: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    let mut r = Reader(rest);
+    Some(match tag {
         1 => {
             need(4)?;
             ix(
@@ -228,38 +210,97 @@ fn parse_token(tag: u8, rest: &[u8], data: &[u8], accounts: &Accounts<'_>) -> Op
                 json!({"multisig": a(0)?, "signers": accounts.keys(1)?, "m": m}),
             )
         }
-        3 | 4 | 7 | 8 => {
-            let amount = r.u64()?.to_string();
-            need(3)?;
-            let (kind, mut info, owner, multisig) = match tag {
-                3 => (
-                    "transfer",
-                    json!({"source": a(0)?, "destination": a(1)?, "amount": amount}),
+        _ => return None,
+    })
+}
+
+/// `transfer`, `approve`, `mintTo`, `burn`: a plain amount, printed as a string.
+fn amount(tag: u8, rest: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let amount = Reader(rest).u64()?.to_string();
+    accounts.need(3)?;
+    let (kind, mut info, owner, multisig) = match tag {
+        3 => (
+            "transfer",
+            json!({"source": a(0)?, "destination": a(1)?, "amount": amount}),
+            "authority",
+            "multisigAuthority",
+        ),
+        4 => (
+            "approve",
+            json!({"source": a(0)?, "delegate": a(1)?, "amount": amount}),
+            "owner",
+            "multisigOwner",
+        ),
+        7 => (
+            "mintTo",
+            json!({"mint": a(0)?, "account": a(1)?, "amount": amount}),
+            "mintAuthority",
+            "multisigMintAuthority",
+        ),
+        _ => (
+            "burn",
+            json!({"account": a(0)?, "mint": a(1)?, "amount": amount}),
+            "authority",
+            "multisigAuthority",
+        ),
+    };
+    signers(&mut info, 2, accounts, owner, multisig)?;
+    Some(ix(kind, info))
+}
+
+/// The *Checked amount instructions (`transferChecked`, `approveChecked`, `mintToChecked`,
+/// `burnChecked`): a `tokenAmount` object.
+fn checked_amount(tag: u8, rest: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    let mut r = Reader(rest);
+    let amount = token_amount(r.u64()?, r.u8()?);
+    Some(match tag {
+        12 | 13 => {
+            need(4)?;
+            let (kind, third, owner, multisig) = if tag == 12 {
+                (
+                    "transferChecked",
+                    "destination",
                     "authority",
                     "multisigAuthority",
-                ),
-                4 => (
-                    "approve",
-                    json!({"source": a(0)?, "delegate": a(1)?, "amount": amount}),
-                    "owner",
-                    "multisigOwner",
-                ),
-                7 => (
-                    "mintTo",
-                    json!({"mint": a(0)?, "account": a(1)?, "amount": amount}),
-                    "mintAuthority",
-                    "multisigMintAuthority",
-                ),
-                _ => (
-                    "burn",
-                    json!({"account": a(0)?, "mint": a(1)?, "amount": amount}),
-                    "authority",
-                    "multisigAuthority",
-                ),
+                )
+            } else {
+                ("approveChecked", "delegate", "owner", "multisigOwner")
             };
-            signers(&mut info, 2, accounts, owner, multisig)?;
+            let mut info = json!({"source": a(0)?, "mint": a(1)?, "tokenAmount": amount});
+            insert(&mut info, third, json!(a(2)?));
+            signers(&mut info, 3, accounts, owner, multisig)?;
             ix(kind, info)
         }
+        14 => {
+            need(3)?;
+            let mut info = json!({"mint": a(0)?, "account": a(1)?, "tokenAmount": amount});
+            signers(
+                &mut info,
+                2,
+                accounts,
+                "mintAuthority",
+                "multisigMintAuthority",
+            )?;
+            ix("mintToChecked", info)
+        }
+        _ => {
+            need(3)?;
+            let mut info = json!({"account": a(0)?, "mint": a(1)?, "tokenAmount": amount});
+            signers(&mut info, 2, accounts, "authority", "multisigAuthority")?;
+            ix("burnChecked", info)
+        }
+    })
+}
+
+/// `revoke`, `setAuthority`, `closeAccount`, `freezeAccount`, `thawAccount`.
+fn authority_and_state(tag: u8, rest: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    let mut r = Reader(rest);
+    Some(match tag {
         5 => {
             need(2)?;
             let mut info = json!({"source": a(0)?});
@@ -281,7 +322,7 @@ fn parse_token(tag: u8, rest: &[u8], data: &[u8], accounts: &Accounts<'_>) -> Op
             signers(&mut info, 1, accounts, "authority", "multisigAuthority")?;
             ix("setAuthority", info)
         }
-        9..=11 => {
+        _ => {
             need(3)?;
             let (kind, mut info, owner, multisig) = match tag {
                 9 => (
@@ -306,48 +347,14 @@ fn parse_token(tag: u8, rest: &[u8], data: &[u8], accounts: &Accounts<'_>) -> Op
             signers(&mut info, 2, accounts, owner, multisig)?;
             ix(kind, info)
         }
-        12 | 13 => {
-            let amount = token_amount(r.u64()?, r.u8()?);
-            need(4)?;
-            let (kind, third, owner, multisig) = if tag == 12 {
-                (
-                    "transferChecked",
-                    "destination",
-                    "authority",
-                    "multisigAuthority",
-                )
-            } else {
-                ("approveChecked", "delegate", "owner", "multisigOwner")
-            };
-            let mut info = json!({"source": a(0)?, "mint": a(1)?, "tokenAmount": amount});
-            insert(&mut info, third, json!(a(2)?));
-            signers(&mut info, 3, accounts, owner, multisig)?;
-            ix(kind, info)
-        }
-        14 => {
-            let amount = token_amount(r.u64()?, r.u8()?);
-            need(3)?;
-            let mut info = json!({"mint": a(0)?, "account": a(1)?, "tokenAmount": amount});
-            signers(
-                &mut info,
-                2,
-                accounts,
-                "mintAuthority",
-                "multisigMintAuthority",
-            )?;
-            ix("mintToChecked", info)
-        }
-        15 => {
-            let amount = token_amount(r.u64()?, r.u8()?);
-            need(3)?;
-            let mut info = json!({"account": a(0)?, "mint": a(1)?, "tokenAmount": amount});
-            signers(&mut info, 2, accounts, "authority", "multisigAuthority")?;
-            ix("burnChecked", info)
-        }
-        17 => {
-            need(1)?;
-            ix("syncNative", json!({"account": a(0)?}))
-        }
+    })
+}
+
+/// `getAccountDataSize`, `amountToUiAmount`, `uiAmountToAmount`, `reallocate`.
+fn sizes_and_ui_amounts(tag: u8, rest: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    Some(match tag {
         21 => {
             let types = extension_types(rest)?;
             need(1)?;
@@ -357,12 +364,8 @@ fn parse_token(tag: u8, rest: &[u8], data: &[u8], accounts: &Accounts<'_>) -> Op
             }
             ix("getAccountDataSize", info)
         }
-        22 => {
-            need(1)?;
-            ix("initializeImmutableOwner", json!({"account": a(0)?}))
-        }
         23 => {
-            let amount = r.u64()?.to_string();
+            let amount = Reader(rest).u64()?.to_string();
             need(1)?;
             ix("amountToUiAmount", json!({"mint": a(0)?, "amount": amount}))
         }
@@ -374,6 +377,33 @@ fn parse_token(tag: u8, rest: &[u8], data: &[u8], accounts: &Accounts<'_>) -> Op
                 json!({"mint": a(0)?, "uiAmount": ui_amount}),
             )
         }
+        _ => {
+            let types = extension_types(rest)?;
+            need(4)?;
+            let mut info = json!({"account": a(0)?, "payer": a(1)?, "systemProgram": a(2)?,
+                                  "extensionTypes": types});
+            signers(&mut info, 3, accounts, "owner", "multisigOwner")?;
+            ix("reallocate", info)
+        }
+    })
+}
+
+/// `syncNative`, `initializeImmutableOwner`, `initializeMintCloseAuthority`,
+/// `createNativeMint`, `initializeNonTransferableMint`, `initializePermanentDelegate`,
+/// `withdrawExcessLamports`, `unwrapLamports`.
+fn mint_and_lamports(tag: u8, rest: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    let mut r = Reader(rest);
+    Some(match tag {
+        17 => {
+            need(1)?;
+            ix("syncNative", json!({"account": a(0)?}))
+        }
+        22 => {
+            need(1)?;
+            ix("initializeImmutableOwner", json!({"account": a(0)?}))
+        }
         25 => {
             let authority = r.coption_key()?;
             need(1)?;
@@ -381,14 +411,6 @@ fn parse_token(tag: u8, rest: &[u8], data: &[u8], accounts: &Accounts<'_>) -> Op
                 "initializeMintCloseAuthority",
                 json!({"mint": a(0)?, "newAuthority": authority}),
             )
-        }
-        29 => {
-            let types = extension_types(rest)?;
-            need(4)?;
-            let mut info = json!({"account": a(0)?, "payer": a(1)?, "systemProgram": a(2)?,
-                                  "extensionTypes": types});
-            signers(&mut info, 3, accounts, "owner", "multisigOwner")?;
-            ix("reallocate", info)
         }
         31 => {
             need(3)?;
@@ -409,26 +431,26 @@ fn parse_token(tag: u8, rest: &[u8], data: &[u8], accounts: &Accounts<'_>) -> Op
                 json!({"mint": a(0)?, "delegate": delegate}),
             )
         }
-        38 => {
-            need(3)?;
-            let mut info = json!({"source": a(0)?, "destination": a(1)?});
-            signers(&mut info, 2, accounts, "authority", "multisigAuthority")?;
-            ix("withdrawExcessLamports", info)
-        }
-        45 => {
-            let amount = r.coption_u64()?;
-            need(3)?;
-            let mut info = json!({"source": a(0)?, "destination": a(1)?});
-            if let Some(amount) = amount {
-                insert(&mut info, "amount", json!(amount.to_string()));
-            }
-            signers(&mut info, 2, accounts, "authority", "multisigAuthority")?;
-            ix("unwrapLamports", info)
-        }
-        BATCH => parse_batch(rest, accounts)?,
-        _ => token_extension::parse(tag, data, accounts)?,
+        _ => lamports(tag, &mut r, accounts)?,
+    })
+}
+
+/// `withdrawExcessLamports` (tag 38) and `unwrapLamports` (tag 45).
+fn lamports(tag: u8, r: &mut Reader<'_>, accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let amount = if tag == 45 { r.coption_u64()? } else { None };
+    accounts.need(3)?;
+    let mut info = json!({"source": a(0)?, "destination": a(1)?});
+    if let Some(amount) = amount {
+        insert(&mut info, "amount", json!(amount.to_string()));
+    }
+    signers(&mut info, 2, accounts, "authority", "multisigAuthority")?;
+    let kind = if tag == 45 {
+        "unwrapLamports"
+    } else {
+        "withdrawExcessLamports"
     };
-    Some(parsed)
+    Some(ix(kind, info))
 }
 
 /// `Batch`: per inner instruction a `u8` account count, a `u8` data length and the data; the

@@ -5,8 +5,9 @@
 
 use serde_json::{Value, json};
 
-use super::token::insert;
-use super::{Accounts, Reader, typed as ix};
+use super::reader::{Accounts, Reader};
+use super::token_info::insert;
+use super::typed as ix;
 
 const INITIALIZE_GROUP: [u8; 8] = [121, 113, 108, 39, 54, 51, 0, 4];
 const UPDATE_GROUP_MAX_SIZE: [u8; 8] = [108, 37, 171, 143, 248, 30, 18, 110];

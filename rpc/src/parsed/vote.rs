@@ -7,7 +7,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 
-use super::{Accounts, Reader, typed as ix};
+use super::reader::{Accounts, Reader};
+use super::typed as ix;
 
 const BLS_PUBKEY_LEN: usize = 48;
 const BLS_PROOF_LEN: usize = 96;
@@ -166,7 +167,8 @@ fn compact(r: &mut Reader<'_>, block_id: bool) -> Option<Value> {
     Some(value)
 }
 
-/// Parses a vote instruction, or `None` (printed partially decoded).
+/// Parses a vote instruction, or `None` (printed partially decoded): one helper per
+/// instruction group.
 pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
     let mut r = Reader(data);
     let tag = r.u32()?;
@@ -175,6 +177,17 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
     if accounts.is_empty() {
         return None;
     }
+    match tag {
+        0 | 16 => initialize(tag, decoded, accounts),
+        1 | 7 | 10 | 11 => authorization(tag, decoded, accounts),
+        2 | 6 | 8 | 9 | 12..=15 => votes(tag, decoded, accounts),
+        3 | 4 | 5 | 17..=19 => account_management(tag, decoded, accounts),
+        _ => None,
+    }
+}
+
+/// `initialize` (0) and `initializeV2` (16).
+fn initialize(tag: u32, decoded: Decoded, accounts: &Accounts<'_>) -> Option<Value> {
     let a = |i: usize| accounts.get(i);
     let need = |n: usize| accounts.need(n);
     Some(match (tag, decoded) {
@@ -188,6 +201,30 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
                        "commission": init["commission"]}),
             )
         }
+        (16, Decoded::Fields(init)) => {
+            need(4)?;
+            ix(
+                "initializeV2",
+                json!({"voteAccount": a(0)?, "node": a(1)?,
+                       "inflationRewardsCollector": a(2)?, "blockRevenueCollector": a(3)?,
+                       "authorizedVoter": init["voter"],
+                       "authorizedVoterBlsPubkey": init["blsPubkey"],
+                       "authorizedVoterBlsProofOfPossession": init["blsProof"],
+                       "authorizedWithdrawer": init["withdrawer"],
+                       "inflationRewardsCommissionBps": init["inflationBps"],
+                       "blockRevenueCommissionBps": init["revenueBps"]}),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// `authorize` (1), `authorizeChecked` (7), `authorizeWithSeed` (10),
+/// `authorizeCheckedWithSeed` (11).
+fn authorization(tag: u32, decoded: Decoded, accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    Some(match (tag, decoded) {
         (1, Decoded::Fields(args)) => {
             need(3)?;
             ix(
@@ -196,6 +233,41 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
                        "newAuthority": args["new"], "authorityType": args["type"]}),
             )
         }
+        (7, Decoded::Fields(args)) => {
+            need(4)?;
+            ix(
+                "authorizeChecked",
+                json!({"voteAccount": a(0)?, "clockSysvar": a(1)?, "authority": a(2)?,
+                       "newAuthority": a(3)?, "authorityType": args["type"]}),
+            )
+        }
+        (10 | 11, Decoded::Fields(args)) => {
+            let mut info = json!({"voteAccount": a(0)?, "clockSysvar": a(1)?,
+                                  "authorityBaseKey": a(2)?, "authorityOwner": args["owner"],
+                                  "authoritySeed": args["seed"],
+                                  "authorityType": args["type"]});
+            let kind = if tag == 10 {
+                need(3)?;
+                info.as_object_mut()?
+                    .insert("newAuthority".to_string(), args["new"].clone());
+                "authorizeWithSeed"
+            } else {
+                need(4)?;
+                info.as_object_mut()?
+                    .insert("newAuthority".to_string(), json!(a(3)?));
+                "authorizeCheckedWithSeed"
+            };
+            ix(kind, info)
+        }
+        _ => return None,
+    })
+}
+
+/// Votes, vote-state updates and tower syncs, with their `*Switch` forms.
+fn votes(tag: u32, decoded: Decoded, accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    Some(match (tag, decoded) {
         (2 | 6, Decoded::Fields(args)) => {
             need(4)?;
             let mut info = json!({"voteAccount": a(0)?, "slotHashesSysvar": a(1)?,
@@ -210,6 +282,45 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
             };
             ix(kind, info)
         }
+        (8 | 9 | 12 | 13, Decoded::Fields(args)) => {
+            need(2)?;
+            let mut info = json!({"voteAccount": a(0)?, "voteAuthority": a(1)?,
+                                  "voteStateUpdate": args["update"]});
+            if matches!(tag, 9 | 13) {
+                info.as_object_mut()?
+                    .insert("hash".to_string(), args["hash"].clone());
+            }
+            let kind = match tag {
+                8 => "updatevotestate",
+                9 => "updatevotestateswitch",
+                12 => "compactupdatevotestate",
+                _ => "compactupdatevotestateswitch",
+            };
+            ix(kind, info)
+        }
+        (14 | 15, Decoded::Fields(args)) => {
+            need(2)?;
+            let mut info = json!({"voteAccount": a(0)?, "voteAuthority": a(1)?,
+                                  "towerSync": args["update"]});
+            let kind = if tag == 15 {
+                info.as_object_mut()?
+                    .insert("hash".to_string(), args["hash"].clone());
+                "towersyncswitch"
+            } else {
+                "towersync"
+            };
+            ix(kind, info)
+        }
+        _ => return None,
+    })
+}
+
+/// `withdraw` (3), `updateValidatorIdentity` (4), `updateCommission` (5),
+/// `updateCommissionCollector` (17), `updateCommissionBps` (18), `depositDelegatorRewards` (19).
+fn account_management(tag: u32, decoded: Decoded, accounts: &Accounts<'_>) -> Option<Value> {
+    let a = |i: usize| accounts.get(i);
+    let need = |n: usize| accounts.need(n);
+    Some(match (tag, decoded) {
         (3, Decoded::Fields(args)) => {
             need(3)?;
             ix(
@@ -232,75 +343,6 @@ pub fn parse(data: &[u8], accounts: &Accounts<'_>) -> Option<Value> {
                 "updateCommission",
                 json!({"voteAccount": a(0)?, "withdrawAuthority": a(1)?,
                        "commission": args["commission"]}),
-            )
-        }
-        (7, Decoded::Fields(args)) => {
-            need(4)?;
-            ix(
-                "authorizeChecked",
-                json!({"voteAccount": a(0)?, "clockSysvar": a(1)?, "authority": a(2)?,
-                       "newAuthority": a(3)?, "authorityType": args["type"]}),
-            )
-        }
-        (8 | 9 | 12 | 13, Decoded::Fields(args)) => {
-            need(2)?;
-            let mut info = json!({"voteAccount": a(0)?, "voteAuthority": a(1)?,
-                                  "voteStateUpdate": args["update"]});
-            if matches!(tag, 9 | 13) {
-                info.as_object_mut()?
-                    .insert("hash".to_string(), args["hash"].clone());
-            }
-            let kind = match tag {
-                8 => "updatevotestate",
-                9 => "updatevotestateswitch",
-                12 => "compactupdatevotestate",
-                _ => "compactupdatevotestateswitch",
-            };
-            ix(kind, info)
-        }
-        (10 | 11, Decoded::Fields(args)) => {
-            let mut info = json!({"voteAccount": a(0)?, "clockSysvar": a(1)?,
-                                  "authorityBaseKey": a(2)?, "authorityOwner": args["owner"],
-                                  "authoritySeed": args["seed"],
-                                  "authorityType": args["type"]});
-            let kind = if tag == 10 {
-                need(3)?;
-                info.as_object_mut()?
-                    .insert("newAuthority".to_string(), args["new"].clone());
-                "authorizeWithSeed"
-            } else {
-                need(4)?;
-                info.as_object_mut()?
-                    .insert("newAuthority".to_string(), json!(a(3)?));
-                "authorizeCheckedWithSeed"
-            };
-            ix(kind, info)
-        }
-        (14 | 15, Decoded::Fields(args)) => {
-            need(2)?;
-            let mut info = json!({"voteAccount": a(0)?, "voteAuthority": a(1)?,
-                                  "towerSync": args["update"]});
-            let kind = if tag == 15 {
-                info.as_object_mut()?
-                    .insert("hash".to_string(), args["hash"].clone());
-                "towersyncswitch"
-            } else {
-                "towersync"
-            };
-            ix(kind, info)
-        }
-        (16, Decoded::Fields(init)) => {
-            need(4)?;
-            ix(
-                "initializeV2",
-                json!({"voteAccount": a(0)?, "node": a(1)?,
-                       "inflationRewardsCollector": a(2)?, "blockRevenueCollector": a(3)?,
-                       "authorizedVoter": init["voter"],
-                       "authorizedVoterBlsPubkey": init["blsPubkey"],
-                       "authorizedVoterBlsProofOfPossession": init["blsProof"],
-                       "authorizedWithdrawer": init["withdrawer"],
-                       "inflationRewardsCommissionBps": init["inflationBps"],
-                       "blockRevenueCommissionBps": init["revenueBps"]}),
             )
         }
         (17, Decoded::Fields(args)) => {
