@@ -49,6 +49,7 @@ pub mod erasure;
 pub mod fec;
 pub mod incremental;
 pub mod leader;
+pub mod leader_key;
 pub mod lookup;
 pub mod merkle;
 pub mod program_ids;
@@ -57,6 +58,7 @@ pub mod set_stage;
 pub mod shard;
 pub mod shred;
 pub mod slot_stage;
+pub mod stage;
 pub mod transaction;
 
 pub use decoded::{DecodeStats, DecodedRoute, DecodedTransaction, decode_transaction};

@@ -30,7 +30,7 @@ use crate::incremental::{IncrementalConfig, IncrementalError, RangeParser, Step}
 use crate::set_stage::DataShredReady;
 use crate::shred::{
     DATA_HEADERS_LEN, DATA_SHREDS_PER_FEC_SET, FLAG_DATA_COMPLETE, FLAG_LAST_SHRED_IN_SLOT,
-    MAX_SHREDS_PER_SLOT,
+    MAX_SHREDS_PER_SLOT, offset,
 };
 use crate::transaction::{TransactionView, revisit_transaction};
 
@@ -668,10 +668,8 @@ impl SlotStage {
 
 /// A stored data shred's flags and entry bytes (docs/decoder.md, format §4: `size` covers headers and data).
 pub(super) fn flags_and_data(payload: &[u8]) -> (u8, &[u8]) {
-    let flags = payload.get(85).copied().unwrap_or(0);
-    let size = payload.get(86..88).map_or(0, |size| {
-        usize::from(u16::from_le_bytes([size[0], size[1]]))
-    });
+    let flags = offset::data_flags(payload);
+    let size = offset::data_size(payload);
     (
         flags,
         payload.get(DATA_HEADERS_LEN..size).unwrap_or_default(),
