@@ -28,8 +28,8 @@
 //!   the slot side can forget its shreds). A completed set stays until it is released
 //!   (`release_complete` or `mark_consumed` of all 32: who owns a shred's bytes and until when is
 //!   written down in [`crate::set_stage::held`]), then its key, root and chained root move to a
-//!   FIFO filter of completed sets (`fec/completed.rs`) so late shreds are recognised cheaply without
-//!   re-hashing and chain links to it can still be checked.
+//!   FIFO filter of completed sets (`fec/completed.rs`) so late shreds are recognised cheaply
+//!   without re-hashing and chain links to it can still be checked.
 //!
 //! Files (`fec/`): `key.rs` the set key, `outcome.rs` the bounds and what the resolver reports,
 //! `set.rs` one set slot of the pool, `insert.rs` the insertion steps and version checks,

@@ -8,12 +8,12 @@
 //! deshredder's: uncertain starts kept only on an exact parse, padding ignored, `DATA_COMPLETE`
 //! boundaries, a batch emitted as soon as it is complete.
 //!
-//! Store (`slot_stage/store.rs`): groups of the 32 data shreds of one FEC set (~38 KB each), `store_sets` of
-//! them reserved at construction. A stage built with [`SlotStage::borrowing`] keeps no payloads:
-//! its caller holds them ([`HeldShreds`]) and lends them to [`SlotStage::next_batch_from`], which
-//! saves one copy of every data shred. Who owns a shred's bytes in either mode, and until when, is
-//! written down in [`crate::set_stage::held`]; when every group is in use the oldest is evicted
-//! (counted) and the deshredder forgets its shreds.
+//! Store (`slot_stage/store.rs`): groups of the 32 data shreds of one FEC set (~38 KB each),
+//! `store_sets` of them reserved at construction. A stage built with [`SlotStage::borrowing`]
+//! keeps no payloads: its caller holds them ([`HeldShreds`]) and lends them to
+//! [`SlotStage::next_batch_from`], which saves one copy of every data shred. Who owns a shred's
+//! bytes in either mode, and until when, is written down in [`crate::set_stage::held`]; when every
+//! group is in use the oldest is evicted (counted) and the deshredder forgets its shreds.
 
 mod ready;
 mod store;
