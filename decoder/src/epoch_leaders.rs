@@ -14,7 +14,7 @@ use std::sync::Arc;
 use ed25519_dalek::VerifyingKey;
 use thiserror::Error;
 
-use crate::leader::{LeaderKeyError, LeaderSchedule};
+use crate::leader_key::{self, LeaderKeyError};
 
 /// Index of a slot without a leader in the schedule (never verifies).
 const NO_LEADER: u16 = u16::MAX;
@@ -66,7 +66,7 @@ impl EpochLeaders {
         for (text, offsets) in leaders {
             let text = text.as_ref();
             let key =
-                LeaderSchedule::key_from_base58(text).map_err(|source| EpochLeadersError::Key {
+                leader_key::key_from_base58(text).map_err(|source| EpochLeadersError::Key {
                     leader: text.to_owned(),
                     source,
                 })?;

@@ -11,20 +11,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ed25519_dalek::{Signature, VerifyingKey};
-use thiserror::Error;
 
 use crate::epoch_leaders::LeaderEpochs;
-
-/// A leader public key that could not be used.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum LeaderKeyError {
-    #[error("leader key is not base58: {text}")]
-    NotBase58 { text: String },
-    #[error("leader key has {len} bytes, 32 expected")]
-    WrongLength { len: usize },
-    #[error("leader key is not a valid ed25519 point")]
-    NotOnCurve,
-}
+use crate::leader_key;
+pub use crate::leader_key::LeaderKeyError;
 
 /// Slot → leader key. Cloning is cheap for every variant but `PerSlot` (the shared variants
 /// hold `Arc`s), so a worker can take a fresh copy between datagrams.
@@ -59,19 +49,11 @@ pub enum LeaderCheck {
 impl LeaderSchedule {
     /// Parses a base58 public key into a verifying key.
     pub fn key_from_base58(text: &str) -> Result<VerifyingKey, LeaderKeyError> {
-        let bytes = bs58::decode(text)
-            .into_vec()
-            .map_err(|_| LeaderKeyError::NotBase58 {
-                text: text.to_owned(),
-            })?;
-        Self::key_from_bytes(&bytes)
+        leader_key::key_from_base58(text)
     }
 
     pub fn key_from_bytes(bytes: &[u8]) -> Result<VerifyingKey, LeaderKeyError> {
-        let array: [u8; 32] = bytes
-            .try_into()
-            .map_err(|_| LeaderKeyError::WrongLength { len: bytes.len() })?;
-        VerifyingKey::from_bytes(&array).map_err(|_| LeaderKeyError::NotOnCurve)
+        leader_key::key_from_bytes(bytes)
     }
 
     /// Any of `keys` may sign (`Fixed` for one key).

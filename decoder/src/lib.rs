@@ -33,6 +33,11 @@
 //! sharded by slot on its workers (docs/workers.md). Every buffer is reserved when a
 //! [`ShredDecoder`] is built; the per-shred path does not allocate.
 //!
+//! The stage core imports one way: [`decoder`] → [`slot_stage`] → [`set_stage`] → [`stage`] (the
+//! shared config, rejection and outcome types) and [`fec`]. Who owns a data shred's bytes, and
+//! until when, is written down once, in [`set_stage::held`]; every shred header position is named
+//! in [`shred::offset`].
+//!
 //! Comments in this crate cite the wire format as "format §N": the numbered sections of
 //! docs/decoder.md, "Shred wire format".
 #![forbid(unsafe_code)]
@@ -49,6 +54,7 @@ pub mod erasure;
 pub mod fec;
 pub mod incremental;
 pub mod leader;
+pub mod leader_key;
 pub mod lookup;
 pub mod merkle;
 pub mod program_ids;
@@ -57,6 +63,7 @@ pub mod set_stage;
 pub mod shard;
 pub mod shred;
 pub mod slot_stage;
+pub mod stage;
 pub mod transaction;
 
 pub use decoded::{DecodeStats, DecodedRoute, DecodedTransaction, decode_transaction};

@@ -18,7 +18,7 @@
 use thiserror::Error;
 
 use crate::erasure::{ErasureCoder, ErasureError};
-use crate::fec::FecSet;
+use crate::fec::set::FecSet;
 use crate::merkle::{self, HalfTree};
 use crate::shred::{
     self, CHAINED_ROOT_LEN, DATA_SHREDS_PER_FEC_SET, MERKLE_PROOF_ENTRY_LEN, ParseOptions,

@@ -2,10 +2,9 @@
 //!
 //! It parses each datagram, applies the policy checks (shred version, slot window) and hands the
 //! shred to the [`FecResolver`] (verify, store, recover). Every data shred that becomes present,
-//! received or recovered, leaves as a [`SetEvent::DataShredReady`] carrying its payload bytes (a
-//! borrow of the resolver's pool, valid during the callback: a caller on another thread copies
-//! it). Once a complete set's data shreds have all been handed over the set is released at once,
-//! its key and root kept in the completed-set filter, so late shreds stay cheap.
+//! received or recovered, leaves as a [`SetEvent::DataShredReady`] carrying its payload bytes.
+//! Who owns those bytes, and until when, is written down once, in [`held`]; a set released from
+//! the pool keeps its key and root in the completed-set filter, so late shreds stay cheap.
 //!
 //! A `SetStage` sees whole FEC sets, so several of them can run side by side on disjoint shards
 //! of `(slot, fec_set_index)`; the events of one slot then go to the one
@@ -29,11 +28,16 @@
 //!
 //! [`ShredDecoder`]: crate::decoder::ShredDecoder
 
-use crate::decoder::{DecoderConfig, Rejection, ShredOutcome};
+pub mod held;
+
+pub use held::HeldShreds;
+
 use crate::fec::{Completion, DuplicateSet, FecCounters, FecError, FecResolver, Inserted, SetKey};
 use crate::leader::LeaderSchedule;
-use crate::shred::{self, DATA_SHREDS_PER_FEC_SET, FLAG_DATA_COMPLETE, FLAG_LAST_SHRED_IN_SLOT};
-use crate::slot_stage::HeldShreds;
+use crate::shred::{
+    self, DATA_SHREDS_PER_FEC_SET, FLAG_DATA_COMPLETE, FLAG_LAST_SHRED_IN_SLOT, offset,
+};
+use crate::stage::{DecoderConfig, Rejection, ShredOutcome};
 
 /// A data shred that became present in its FEC set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -351,21 +355,11 @@ impl SetStage {
             sink(SetEvent::DataShredReady(DataShredReady {
                 slot: key.slot,
                 index,
-                flags: payload[85],
+                flags: payload[offset::DATA_FLAGS],
                 first_rx_ns,
                 rx_ns,
                 payload,
             }));
         }
-    }
-}
-
-impl HeldShreds for SetStage {
-    fn held_payload(&self, slot: u64, index: u32) -> Option<&[u8]> {
-        self.fec.data_shred(slot, index)
-    }
-
-    fn consumed(&mut self, slot: u64, index: u32) {
-        self.fec.mark_consumed(slot, index);
     }
 }

@@ -22,16 +22,11 @@
 
 use thiserror::Error;
 
-/// Leader signature length (ed25519).
-pub const SIGNATURE_LEN: usize = 64;
-/// Offset of the variant byte, right after the leader signature.
-pub const VARIANT_OFFSET: usize = SIGNATURE_LEN;
-/// Common header: signature 64 + variant 1 + slot 8 + index 4 + version 2 + fec_set_index 4.
-pub const COMMON_HEADER_LEN: usize = 83;
-/// Common header + parent_offset 2 + flags 1 + size 2 (format §4).
-pub const DATA_HEADERS_LEN: usize = 88;
-/// Common header + num_data 2 + num_coding 2 + position 2 (format §5).
-pub const CODE_HEADERS_LEN: usize = 89;
+pub mod offset;
+
+pub use offset::{
+    CODE_HEADERS_LEN, COMMON_HEADER_LEN, DATA_HEADERS_LEN, SIGNATURE_LEN, VARIANT as VARIANT_OFFSET,
+};
 /// Largest UDP payload Solana sends: 1280 (IPv6 minimum MTU) − 40 (IPv6) − 8 (UDP).
 pub const PACKET_DATA_SIZE: usize = 1232;
 /// Coding shred payload: the packet size minus 4 bytes kept free for a repair nonce.
@@ -290,10 +285,10 @@ pub fn parse_shred(bytes: &[u8], options: ParseOptions) -> Result<ShredRef<'_>, 
         });
     }
     let payload = &bytes[..needed];
-    let slot = read_u64(payload, 65);
-    let index = read_u32(payload, 73);
-    let shred_version = read_u16(payload, 77);
-    let fec_set_index = read_u32(payload, 79);
+    let slot = read_u64(payload, offset::SLOT);
+    let index = read_u32(payload, offset::INDEX);
+    let shred_version = read_u16(payload, offset::SHRED_VERSION);
+    let fec_set_index = read_u32(payload, offset::FEC_SET_INDEX);
     if index >= MAX_SHREDS_PER_SLOT {
         return Err(ShredError::IndexOutOfRange { index });
     }
@@ -319,9 +314,9 @@ fn check_data_header(
     index: u32,
     fec_set_index: u32,
 ) -> Result<KindHeader, ShredError> {
-    let parent_offset = read_u16(payload, 83);
-    let flags = payload[85];
-    let size = read_u16(payload, 86);
+    let parent_offset = read_u16(payload, offset::DATA_PARENT_OFFSET);
+    let flags = payload[offset::DATA_FLAGS];
+    let size = read_u16(payload, offset::DATA_SIZE);
     // Data-capacity is positive: proof_size is fixed at 6 above, leaving 899..=995 bytes.
     let capacity = variant.data_capacity().unwrap_or(0);
     let max_size = DATA_HEADERS_LEN + capacity;
@@ -362,9 +357,9 @@ fn check_code_header(
     index: u32,
     fec_set_index: u32,
 ) -> Result<KindHeader, ShredError> {
-    let num_data = read_u16(payload, 83);
-    let num_coding = read_u16(payload, 85);
-    let position = read_u16(payload, 87);
+    let num_data = read_u16(payload, offset::CODE_NUM_DATA);
+    let num_coding = read_u16(payload, offset::CODE_NUM_CODING);
+    let position = read_u16(payload, offset::CODE_POSITION);
     // Agave `ShredCode::sanitize` / `erasure_shard_index`: 1 ≤ k, 1 ≤ m ≤ 256, position < m,
     // and both index ranges of the set stay inside the slot.
     let bad = ShredError::BadCodingHeader {
@@ -540,7 +535,10 @@ pub fn peek_slot_and_fec_set(bytes: &[u8]) -> Option<(u64, u32)> {
     if bytes.len() < COMMON_HEADER_LEN {
         return None;
     }
-    Some((read_u64(bytes, 65), read_u32(bytes, 79)))
+    Some((
+        read_u64(bytes, offset::SLOT),
+        read_u32(bytes, offset::FEC_SET_INDEX),
+    ))
 }
 
 // The readers below are called only with offsets inside the fixed headers of a payload whose

@@ -8,31 +8,32 @@
 //! deshredder's: uncertain starts kept only on an exact parse, padding ignored, `DATA_COMPLETE`
 //! boundaries, a batch emitted as soon as it is complete.
 //!
-//! Store: groups of the 32 data shreds of one FEC set (~38 KB each), `store_sets` of them
-//! reserved at construction. A stage built with [`SlotStage::borrowing`] keeps no payloads: its
-//! caller holds them ([`HeldShreds`], the FEC resolver's pool in [`ShredDecoder`]'s batch mode)
-//! and lends them to [`SlotStage::next_batch_from`], which saves one copy of every data shred. A group is released when its 32 shreds were all used in batches,
-//! when its set was evicted upstream, or when its slot falls below the window; when every group
-//! is in use the oldest is evicted (counted) and the deshredder forgets its shreds.
-//!
-//! [`ShredDecoder`]: crate::decoder::ShredDecoder
+//! Store (`slot_stage/store.rs`): groups of the 32 data shreds of one FEC set (~38 KB each),
+//! `store_sets` of them reserved at construction. A stage built with [`SlotStage::borrowing`]
+//! keeps no payloads: its caller holds them ([`HeldShreds`]) and lends them to
+//! [`SlotStage::next_batch_from`], which saves one copy of every data shred. Who owns a shred's
+//! bytes in either mode, and until when, is written down in [`crate::set_stage::held`]; when every
+//! group is in use the oldest is evicted (counted) and the deshredder forgets its shreds.
 
 mod ready;
+mod store;
 
+pub use crate::set_stage::HeldShreds;
 pub use ready::{BatchEnd, ReadyItem, ReadyMarker, ReadyTransaction};
 
 use std::collections::VecDeque;
 
-use crate::decoder::DecoderConfig;
 use crate::deshred::{BatchSpan, DeshredConfig, Deshredder};
 use crate::entry::marker::MarkerCounts;
 use crate::entry::{EntryBatch, EntryError, parse_components};
-use crate::fec::{SetKey, SetKeyMap, set_key_map};
+use crate::fec::SetKey;
 use crate::incremental::IncrementalConfig;
 use crate::set_stage::{DataShredReady, SetEvent};
 use crate::shred::{
-    DATA_HEADERS_LEN, DATA_SHRED_LEN, DATA_SHREDS_PER_FEC_SET, MAX_SHREDS_PER_SLOT,
+    DATA_HEADERS_LEN, DATA_SHRED_LEN, DATA_SHREDS_PER_FEC_SET, MAX_SHREDS_PER_SLOT, offset,
 };
+use crate::stage::DecoderConfig;
+use store::ShredStore;
 
 /// Bounds of a slot stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,16 +121,6 @@ struct PendingBatch {
     span: BatchSpan,
     first_rx_ns: u64,
     completed_rx_ns: u64,
-}
-
-/// Data shreds a [`SlotStage::borrowing`] stage reads from its caller: every shred it was told
-/// about ([`SlotStage::insert`]) and has not seen forgotten ([`SlotStage::forget_set`],
-/// [`SlotStage::release_slots_below`]) must be there.
-pub trait HeldShreds {
-    /// The whole payload (headers included) of data shred `index` of `slot`, when held.
-    fn held_payload(&self, slot: u64, index: u32) -> Option<&[u8]>;
-    /// The stage has used data shred `index` of `slot` in a batch (or dropped it with its batch).
-    fn consumed(&mut self, slot: u64, index: u32);
 }
 
 /// See the module documentation.
@@ -356,7 +347,10 @@ impl SlotStage {
                 return None;
             };
             // Stored shreds passed `parse_shred`, so `size` lies in 88..=88 + capacity.
-            let size = usize::from(u16::from_le_bytes([payload[86], payload[87]]));
+            let size = usize::from(u16::from_le_bytes([
+                payload[offset::DATA_SIZE],
+                payload[offset::DATA_SIZE + 1],
+            ]));
             let data = payload.get(DATA_HEADERS_LEN..size).unwrap_or_default();
             if self.batch_bytes.len() + data.len() > self.config.max_batch_bytes {
                 self.counters.batches_too_large += 1;
@@ -453,164 +447,6 @@ fn payload_of<'a>(
     match held {
         Some(held) => held.held_payload(slot, index),
         None => store.get(slot, index),
-    }
-}
-
-/// The data shreds of one FEC set.
-struct Group {
-    key: SetKey,
-    in_use: bool,
-    sequence: u64,
-    present: u32,
-    consumed: u32,
-    lengths: [u16; DATA_SHREDS_PER_FEC_SET],
-    first_rx_ns: [u64; DATA_SHREDS_PER_FEC_SET],
-    rx_ns: [u64; DATA_SHREDS_PER_FEC_SET],
-    payloads: Box<[[u8; DATA_SHRED_LEN]; DATA_SHREDS_PER_FEC_SET]>,
-}
-
-/// A fixed pool of [`Group`]s indexed by set key; see the module documentation.
-struct ShredStore {
-    groups: Vec<Group>,
-    free: Vec<u32>,
-    index: SetKeyMap<u32>,
-    next_sequence: u64,
-}
-
-fn key_of(slot: u64, index: u32) -> (SetKey, usize) {
-    let position = index as usize % DATA_SHREDS_PER_FEC_SET;
-    let key = SetKey {
-        slot,
-        fec_set_index: index - position as u32,
-    };
-    (key, position)
-}
-
-impl ShredStore {
-    /// `capacity` groups; 0 for a stage that borrows its payloads.
-    fn new(capacity: usize) -> Self {
-        let groups = (0..capacity)
-            .map(|_| Group {
-                key: SetKey {
-                    slot: 0,
-                    fec_set_index: 0,
-                },
-                in_use: false,
-                sequence: 0,
-                present: 0,
-                consumed: 0,
-                lengths: [0; DATA_SHREDS_PER_FEC_SET],
-                first_rx_ns: [0; DATA_SHREDS_PER_FEC_SET],
-                rx_ns: [0; DATA_SHREDS_PER_FEC_SET],
-                payloads: Box::new([[0; DATA_SHRED_LEN]; DATA_SHREDS_PER_FEC_SET]),
-            })
-            .collect();
-        Self {
-            groups,
-            free: (0..capacity as u32).rev().collect(),
-            // Twice the bound: hashbrown then rehashes tombstones in place instead of growing.
-            index: set_key_map(2 * capacity),
-            next_sequence: 0,
-        }
-    }
-
-    fn get(&self, slot: u64, index: u32) -> Option<&[u8]> {
-        let (key, position) = key_of(slot, index);
-        let group = &self.groups[*self.index.get(&key)? as usize];
-        if group.present >> position & 1 == 0 {
-            return None;
-        }
-        Some(&group.payloads[position][..usize::from(group.lengths[position])])
-    }
-
-    /// A held payload with its set's earliest receive time and its own receive time.
-    fn get_arrival(&self, slot: u64, index: u32) -> Option<(&[u8], u64, u64)> {
-        let (key, position) = key_of(slot, index);
-        let group = &self.groups[*self.index.get(&key)? as usize];
-        if group.present >> position & 1 == 0 {
-            return None;
-        }
-        let length = usize::from(group.lengths[position]);
-        Some((
-            &group.payloads[position][..length],
-            group.first_rx_ns[position],
-            group.rx_ns[position],
-        ))
-    }
-
-    /// Stores (or overwrites) a payload; returns the key of a group evicted to make room.
-    fn put(&mut self, shred: &DataShredReady<'_>) -> Option<SetKey> {
-        let (key, position) = key_of(shred.slot, shred.index);
-        let mut evicted = None;
-        let slot = match self.index.get(&key) {
-            Some(&slot) => slot,
-            None => {
-                if self.free.is_empty() {
-                    evicted = self.evict_oldest();
-                }
-                // evict_oldest freed a group when the list was empty; the fallback is never used
-                // but keeps this path free of unwrap.
-                let slot = self.free.pop().unwrap_or(0);
-                let group = &mut self.groups[slot as usize];
-                group.key = key;
-                group.in_use = true;
-                group.sequence = self.next_sequence;
-                group.present = 0;
-                group.consumed = 0;
-                self.next_sequence += 1;
-                self.index.insert(key, slot);
-                slot
-            }
-        };
-        let group = &mut self.groups[slot as usize];
-        group.payloads[position][..shred.payload.len()].copy_from_slice(shred.payload);
-        group.lengths[position] = shred.payload.len() as u16;
-        group.first_rx_ns[position] = shred.first_rx_ns;
-        group.rx_ns[position] = shred.rx_ns;
-        group.present |= 1 << position;
-        evicted
-    }
-
-    fn mark_consumed(&mut self, slot: u64, index: u32) {
-        let (key, position) = key_of(slot, index);
-        let Some(&group_slot) = self.index.get(&key) else {
-            return;
-        };
-        let group = &mut self.groups[group_slot as usize];
-        group.consumed |= 1 << position;
-        if group.consumed == u32::MAX {
-            self.release(&key);
-        }
-    }
-
-    fn release(&mut self, key: &SetKey) {
-        if let Some(slot) = self.index.remove(key) {
-            let group = &mut self.groups[slot as usize];
-            group.in_use = false;
-            group.present = 0;
-            self.free.push(slot);
-        }
-    }
-
-    fn release_slots_below(&mut self, slot_floor: u64) {
-        for slot in 0..self.groups.len() {
-            let group = &self.groups[slot];
-            if group.in_use && group.key.slot < slot_floor {
-                let key = group.key;
-                self.release(&key);
-            }
-        }
-    }
-
-    fn evict_oldest(&mut self) -> Option<SetKey> {
-        let oldest = self
-            .groups
-            .iter()
-            .filter(|group| group.in_use)
-            .min_by_key(|group| group.sequence)
-            .map(|group| group.key)?;
-        self.release(&oldest);
-        Some(oldest)
     }
 }
 

@@ -21,6 +21,7 @@
 //! not among the static keys (a lookup-table account, unresolved pre-replay), the leg is still
 //! reported from its variant, with no accounts.
 
+mod idl;
 mod route;
 mod swap;
 mod tables;

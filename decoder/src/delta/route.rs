@@ -9,47 +9,9 @@
 use crate::dex::DexError;
 use crate::dex::reader::{Arguments, split_discriminator};
 
+pub use super::idl::{NamedAccount, RouteArg, RouteArgType, RouteInstruction};
 use super::swap::SwapVariant;
 use super::tables::{ROUTE_INSTRUCTIONS, SWAP_VARIANTS};
-
-/// An argument of a route instruction (generated from the IDL).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RouteArg {
-    pub name: &'static str,
-    pub ty: RouteArgType,
-}
-
-/// Encodings used by route arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RouteArgType {
-    U8,
-    U16,
-    U64,
-    /// `Vec<RoutePlanStep>`: split in percent (`u8`).
-    PlanV1,
-    /// `Vec<RoutePlanStepV2>`: split in basis points (`u16`).
-    PlanV2,
-}
-
-/// A named account of a route instruction (generated from the IDL).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NamedAccount {
-    pub name: &'static str,
-    pub writable: bool,
-    pub signer: bool,
-    pub optional: bool,
-    /// The address the IDL fixes for this account, if any.
-    pub address: Option<&'static str>,
-}
-
-/// One route instruction of the IDL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RouteInstruction {
-    pub name: &'static str,
-    pub discriminator: u64,
-    pub args: &'static [RouteArg],
-    pub accounts: &'static [NamedAccount],
-}
 
 /// Exact-in, exact-out, or exact-in with the amount taken from a token ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

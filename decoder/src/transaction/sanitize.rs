@@ -1,7 +1,8 @@
 //! The structural sanitize rules (1–7 in the `transaction` module doc), applied to a completed
 //! wire walk in the order the reference applies them.
 
-use super::{ACCOUNT_KEYS_V0_MAX, InstructionIter, Layout, MessageVersion, TransactionError};
+use super::wire::Layout;
+use super::{ACCOUNT_KEYS_V0_MAX, InstructionIter, MessageVersion, TransactionError};
 use crate::cursor::Cursor;
 
 /// Applies rules 1–7 (module doc) in the reference's order.

@@ -8,6 +8,7 @@ use super::test_wire::{
     v0_spec, valid_spec,
 };
 use super::*;
+use crate::cursor::CursorError;
 
 /// Asserts that `view` shows exactly what `spec` describes, field by field.
 fn assert_matches_spec(view: &TransactionView<'_>, spec: &TransactionSpec) {
