@@ -22,11 +22,6 @@ const NO_LEADER: u16 = u16::MAX;
 /// Why an epoch's schedule could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum EpochLeadersError {
-    #[error("leader {leader}: {source}")]
-    Key {
-        leader: String,
-        source: LeaderKeyError,
-    },
     #[error("slot offset {offset} is outside the epoch's {slots_in_epoch} slots")]
     OffsetOutOfEpoch { offset: u64, slots_in_epoch: u64 },
     #[error("slot offset {offset} has two leaders")]
@@ -47,11 +42,26 @@ pub struct EpochLeaders {
     first_slot: u64,
     keys: Box<[VerifyingKey]>,
     leader_of: Box<[u16]>,
+    /// Leaders of the answer whose key was unusable (their slots have no leader).
+    refused: Box<[RefusedLeader]>,
+}
+
+/// A leader of a schedule answer left out because its key is not a usable ed25519 point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedLeader {
+    /// The key as the answer gave it (base58).
+    pub leader: String,
+    pub reason: LeaderKeyError,
+    /// Slots of the epoch the leader was given, now without a leader.
+    pub slots: usize,
 }
 
 impl EpochLeaders {
     /// From `getLeaderSchedule`'s shape: each leader (base58) with its slot offsets relative to
-    /// `first_slot`. Offsets not listed have no leader (their shreds are refused).
+    /// `first_slot`. Offsets not listed have no leader (their shreds are refused). A leader whose
+    /// key is not a valid ed25519 point costs only its own slots: they are left without a leader
+    /// and the leader is listed in [`refused_leaders`](Self::refused_leaders); the rest of the
+    /// epoch verifies as usual.
     pub fn from_offsets<K, O>(
         epoch: u64,
         first_slot: u64,
@@ -63,16 +73,21 @@ impl EpochLeaders {
         O: AsRef<[u64]>,
     {
         let mut keyed = Vec::new();
+        let mut refused = Vec::new();
         for (text, offsets) in leaders {
             let text = text.as_ref();
-            let key =
-                leader_key::key_from_base58(text).map_err(|source| EpochLeadersError::Key {
+            match leader_key::key_from_base58(text) {
+                Ok(key) => keyed.push((key, offsets)),
+                Err(reason) => refused.push(RefusedLeader {
                     leader: text.to_owned(),
-                    source,
-                })?;
-            keyed.push((key, offsets));
+                    reason,
+                    slots: offsets.as_ref().len(),
+                }),
+            }
         }
-        Self::from_key_offsets(epoch, first_slot, slots_in_epoch, keyed)
+        let mut built = Self::from_key_offsets(epoch, first_slot, slots_in_epoch, keyed)?;
+        built.refused = refused.into_boxed_slice();
+        Ok(built)
     }
 
     /// As [`from_offsets`](Self::from_offsets), with keys already decoded.
@@ -147,6 +162,11 @@ impl EpochLeaders {
         self.keys.len()
     }
 
+    /// Leaders of the schedule answer left out for an unusable key (their slots have no leader).
+    pub fn refused_leaders(&self) -> &[RefusedLeader] {
+        &self.refused
+    }
+
     /// The leader of `slot`, when the slot is in the epoch and has one.
     pub fn leader(&self, slot: u64) -> Option<&VerifyingKey> {
         let offset = usize::try_from(slot.checked_sub(self.first_slot)?).ok()?;
@@ -196,6 +216,7 @@ impl Builder {
             first_slot: self.first_slot,
             keys: self.keys.into_boxed_slice(),
             leader_of: self.leader_of.into_boxed_slice(),
+            refused: Box::default(),
         }
     }
 }
@@ -360,8 +381,35 @@ mod tests {
         ));
         let twice = EpochLeaders::from_offsets(0, 0, 4, [(a.as_str(), [1]), (a.as_str(), [1])]);
         assert_eq!(twice, Err(EpochLeadersError::OffsetTwice { offset: 1 }));
-        let bad = EpochLeaders::from_offsets(0, 0, 4, [("0OIl", [1])]);
-        assert!(matches!(bad, Err(EpochLeadersError::Key { .. })));
+    }
+
+    #[test]
+    fn an_unusable_key_costs_only_its_own_slots() {
+        let (a, b) = (key(1), key(2));
+        // Base58 that is not a key at all, and 32 bytes that are not a point on the curve
+        // (y = 2 has no x: 2^2 - 1 over 121666/121665 * 4 + 1 is not a square).
+        let mut off_curve = [0u8; 32];
+        off_curve[0] = 2;
+        assert!(VerifyingKey::from_bytes(&off_curve).is_err());
+        let off_curve = bs58::encode(off_curve).into_string();
+        let leaders = [
+            (b58(&a), vec![0, 1]),
+            ("0OIl".to_owned(), vec![2]),
+            (off_curve.clone(), vec![3, 4]),
+            (b58(&b), vec![5]),
+        ];
+        let epoch = EpochLeaders::from_offsets(9, 100, 6, leaders).unwrap();
+        assert_eq!(epoch.leader(101), Some(&a));
+        assert_eq!(epoch.leader(105), Some(&b), "the leaders after the bad ones still count");
+        for slot in 102..105 {
+            assert_eq!(epoch.leader(slot), None, "slot {slot} has no leader");
+        }
+        let refused: Vec<(&str, usize)> = epoch
+            .refused_leaders()
+            .iter()
+            .map(|refused| (refused.leader.as_str(), refused.slots))
+            .collect();
+        assert_eq!(refused, [("0OIl", 1), (off_curve.as_str(), 2)]);
     }
 
     #[test]
