@@ -4,14 +4,11 @@
 //! generated server, and every other method `UNIMPLEMENTED` with a message saying what this
 //! server is.
 
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use tokio::sync::watch;
-use tonic::codegen::{BoxFuture, CompressionEncoding, Service, StdError, http};
-use tonic::server::NamedService;
+use tonic::codegen::{CompressionEncoding, Service, StdError, http};
 use tonic::{Request, Response, Status, Streaming};
 use yellowstone_grpc_proto::geyser::geyser_server::{self, Geyser};
 use yellowstone_grpc_proto::geyser::{
@@ -26,7 +23,7 @@ use super::feed::DeshredFeed;
 use super::outbound::OutboundDeshred;
 use super::session::{SessionParts, session};
 use crate::filter::FilterLimits;
-use crate::grpc::method::{self, CodecConfig, OutboundStream, StreamingMethod};
+use crate::grpc::method::{self, CodecConfig, OutboundStream, Routed, StreamingMethod};
 use crate::grpc::places::{Client, OpenStream, PlaceCaps, Places};
 
 /// The streaming method's path.
@@ -111,20 +108,13 @@ impl StreamingMethod for Shared {
     }
 }
 
-impl<B> Service<http::Request<B>> for GeyserServer
-where
-    B: tonic::codegen::Body + Send + 'static,
-    B::Error: Into<StdError> + Send + 'static,
-{
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Self::Response, Infallible>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+impl GeyserServer {
+    /// `SubscribeDeshred` to its session, every other path to the generated server.
+    fn route<B>(&mut self, request: http::Request<B>) -> Routed
+    where
+        B: tonic::codegen::Body + Send + 'static,
+        B::Error: Into<StdError> + Send + 'static,
+    {
         if request.uri().path() != SUBSCRIBE_DESHRED_PATH {
             return self.unary.call(request);
         }
@@ -132,9 +122,7 @@ where
     }
 }
 
-impl NamedService for GeyserServer {
-    const NAME: &'static str = "geyser.Geyser";
-}
+method::tonic_service!(GeyserServer, "geyser.Geyser");
 
 /// The unary methods (and `Subscribe`, which needs a validator).
 struct Unary {

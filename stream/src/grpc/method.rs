@@ -2,7 +2,8 @@
 //! messages (written after tonic's generated servers, so that the response type can be an
 //! [`Outbound`](super::outbound::Outbound) served with `ProstCodec<Outbound, Request>`): a method
 //! provides [`StreamingMethod::open`], and a service routes its path to [`serve`] with its
-//! [`CodecConfig`] (compression and message sizes, as the generated builders set them).
+//! [`CodecConfig`] (compression and message sizes, as the generated builders set them); the
+//! service itself is tonic's `Service` and `NamedService` by [`tonic_service!`].
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -69,12 +70,11 @@ impl CodecConfig {
     }
 }
 
+/// A service's answer to one call.
+pub type Routed = BoxFuture<http::Response<tonic::body::Body>, Infallible>;
+
 /// Answers `request`, a call of `method`'s path, through tonic's `Grpc::streaming`.
-pub fn serve<M, B>(
-    method: Arc<M>,
-    config: CodecConfig,
-    request: http::Request<B>,
-) -> BoxFuture<http::Response<tonic::body::Body>, Infallible>
+pub fn serve<M, B>(method: Arc<M>, config: CodecConfig, request: http::Request<B>) -> Routed
 where
     M: StreamingMethod,
     B: tonic::codegen::Body + Send + 'static,
@@ -125,3 +125,37 @@ pub fn unimplemented() -> http::Response<tonic::body::Body> {
     );
     response
 }
+
+/// Makes `$server` the tonic service `$name` (`package.Service`), as tonic's generated servers
+/// are: ready at once, each call answered by the server's inherent
+/// `route(&mut self, http::Request<B>) -> BoxFuture<http::Response<Body>, Infallible>`.
+macro_rules! tonic_service {
+    ($server:ty, $name:expr) => {
+        impl<B> tonic::codegen::Service<tonic::codegen::http::Request<B>> for $server
+        where
+            B: tonic::codegen::Body + Send + 'static,
+            B::Error: Into<tonic::codegen::StdError> + Send + 'static,
+        {
+            type Response = tonic::codegen::http::Response<tonic::body::Body>;
+            type Error = std::convert::Infallible;
+            type Future = tonic::codegen::BoxFuture<Self::Response, Self::Error>;
+
+            fn poll_ready(
+                &mut self,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), Self::Error>> {
+                std::task::Poll::Ready(Ok(()))
+            }
+
+            fn call(&mut self, request: tonic::codegen::http::Request<B>) -> Self::Future {
+                self.route(request)
+            }
+        }
+
+        impl tonic::server::NamedService for $server {
+            const NAME: &'static str = $name;
+        }
+    };
+}
+
+pub(crate) use tonic_service;

@@ -3,18 +3,15 @@
 //! builders) but on the shared plumbing of [`crate::grpc::method`], so that the response messages
 //! are the encode-once [`OutboundUpdate`].
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use stream_proto::stream::SubscribeRequest;
-use tonic::codegen::{BoxFuture, CompressionEncoding, InterceptedService, Service, StdError, http};
-use tonic::server::NamedService;
+use tonic::codegen::{CompressionEncoding, InterceptedService, StdError, http};
 use tonic::{Status, Streaming};
 
 use super::{Client, NUMBERING_HEADER, StreamService};
 use crate::fanout::OutboundUpdate;
-use crate::grpc::method::{self, CodecConfig, OutboundStream, StreamingMethod};
+use crate::grpc::method::{self, CodecConfig, OutboundStream, Routed, StreamingMethod};
 
 /// The gRPC method path.
 pub const SUBSCRIBE_DECODED_PATH: &str = "/stream.Stream/SubscribeDecoded";
@@ -98,20 +95,13 @@ impl StreamingMethod for StreamService {
     }
 }
 
-impl<B> Service<http::Request<B>> for StreamServer
-where
-    B: tonic::codegen::Body + Send + 'static,
-    B::Error: Into<StdError> + Send + 'static,
-{
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Self::Response, Infallible>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+impl StreamServer {
+    /// The streaming method's path to its session, every other path `UNIMPLEMENTED`.
+    fn route<B>(&mut self, request: http::Request<B>) -> Routed
+    where
+        B: tonic::codegen::Body + Send + 'static,
+        B::Error: Into<StdError> + Send + 'static,
+    {
         if request.uri().path() != SUBSCRIBE_DECODED_PATH {
             return Box::pin(async move { Ok(method::unimplemented()) });
         }
@@ -119,6 +109,4 @@ where
     }
 }
 
-impl NamedService for StreamServer {
-    const NAME: &'static str = "stream.Stream";
-}
+method::tonic_service!(StreamServer, "stream.Stream");
