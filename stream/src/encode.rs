@@ -10,18 +10,20 @@
 //! `loaded_writable_addresses` / `loaded_readonly_addresses` with `lookup_status`, from the
 //! resolution the caller hands in ([`encode_resolved`]; encoding stays pure).
 
-use decoder::dex::{DecodedArgs, DecodedInstruction};
+use decoder::dex::DecodedInstruction;
 use decoder::lookup::LoadedAddresses;
 use decoder::transaction::TransactionView;
 use decoder::{DecodedTransaction, decode_transaction};
-use stream_proto::stream::{self, decoded_instruction::Decoded, subscribe_update::Update};
+use stream_proto::stream::{self, subscribe_update::Update};
 
 mod delta;
 mod lookups;
+mod member;
 
 pub use decoder::DecodeStats;
 pub use delta::{UNRESOLVED, delta_update};
 pub use lookups::status_number;
+pub use member::decoded_member;
 
 /// Where a transaction was found: slot and index within its entry batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -183,191 +185,7 @@ pub fn decoded_instruction(instruction: &DecodedInstruction<'_>) -> stream::Deco
             .map(|&index| u32::from(index))
             .collect(),
         raw_data: instruction.raw_data.to_vec(),
-        decoded: Some(decoded_member(&instruction.call.args)),
-    }
-}
-
-/// The `decoded` oneof member of decoded arguments.
-pub fn decoded_member(args: &DecodedArgs<'_>) -> Decoded {
-    match *args {
-        DecodedArgs::AlphaFunCreate { name, symbol, uri } => {
-            Decoded::AlphaFunCreate(stream::AlphaFunCreate {
-                name: name.to_owned(),
-                symbol: symbol.to_owned(),
-                uri: uri.to_owned(),
-            })
-        }
-        DecodedArgs::AlphaFunBuy {
-            amount,
-            max_sol_cost,
-        } => Decoded::AlphaFunBuy(stream::AlphaFunBuy {
-            amount,
-            max_sol_cost,
-        }),
-        DecodedArgs::AlphaFunSell {
-            amount,
-            min_sol_output,
-        } => Decoded::AlphaFunSell(stream::AlphaFunSell {
-            amount,
-            min_sol_output,
-        }),
-        DecodedArgs::AlphaAmmBuy {
-            base_amount_out,
-            max_quote_amount_in,
-        } => Decoded::AlphaAmmBuy(stream::AlphaAmmBuy {
-            base_amount_out,
-            max_quote_amount_in,
-        }),
-        DecodedArgs::AlphaAmmSell {
-            base_amount_in,
-            min_quote_amount_out,
-        } => Decoded::AlphaAmmSell(stream::AlphaAmmSell {
-            base_amount_in,
-            min_quote_amount_out,
-        }),
-        DecodedArgs::AlphaAmmCreatePool {
-            index,
-            base_amount,
-            quote_amount,
-        } => Decoded::AlphaAmmCreatePool(stream::AlphaAmmCreatePool {
-            index,
-            base_amount,
-            quote_amount,
-        }),
-        DecodedArgs::AlphaAmmDeposit {
-            lp_token_amount_out,
-            max_base_amount_in,
-            max_quote_amount_in,
-        } => Decoded::AlphaAmmDeposit(stream::AlphaAmmDeposit {
-            lp_token_amount_out,
-            max_base_amount_in,
-            max_quote_amount_in,
-        }),
-        DecodedArgs::AlphaAmmWithdraw {
-            lp_token_amount_in,
-            min_base_amount_out,
-            min_quote_amount_out,
-        } => Decoded::AlphaAmmWithdraw(stream::AlphaAmmWithdraw {
-            lp_token_amount_in,
-            min_base_amount_out,
-            min_quote_amount_out,
-        }),
-        DecodedArgs::CpmmSwapBaseInput {
-            amount_in,
-            minimum_amount_out,
-        } => Decoded::CpmmSwapBaseInput(stream::CpmmSwapBaseInput {
-            amount_in,
-            minimum_amount_out,
-        }),
-        DecodedArgs::CpmmSwapBaseOutput {
-            max_amount_in,
-            amount_out,
-        } => Decoded::CpmmSwapBaseOutput(stream::CpmmSwapBaseOutput {
-            max_amount_in,
-            amount_out,
-        }),
-        DecodedArgs::CpmmCreatePool {
-            init_amount_0,
-            init_amount_1,
-            open_time,
-        } => Decoded::CpmmCreatePool(stream::CpmmCreatePool {
-            init_amount_0,
-            init_amount_1,
-            open_time,
-        }),
-        DecodedArgs::LaunchLabCreate {
-            name,
-            symbol,
-            uri,
-            decimals,
-            total_supply,
-        } => Decoded::LaunchLabCreate(stream::LaunchLabCreatePool {
-            name: name.to_owned(),
-            symbol: symbol.to_owned(),
-            uri: uri.to_owned(),
-            decimals,
-            total_supply,
-        }),
-        DecodedArgs::LaunchLabBuyExactIn {
-            amount_in,
-            minimum_amount_out,
-            share_fee_bps,
-        } => Decoded::LaunchLabBuyExactIn(stream::LaunchLabBuyExactIn {
-            amount_in,
-            minimum_amount_out,
-            share_fee_bps,
-        }),
-        DecodedArgs::LaunchLabBuyExactOut {
-            amount_out,
-            maximum_amount_in,
-            share_fee_bps,
-        } => Decoded::LaunchLabBuyExactOut(stream::LaunchLabBuyExactOut {
-            amount_out,
-            maximum_amount_in,
-            share_fee_bps,
-        }),
-        DecodedArgs::LaunchLabSellExactIn {
-            amount_in,
-            minimum_amount_out,
-            share_fee_bps,
-        } => Decoded::LaunchLabSellExactIn(stream::LaunchLabSellExactIn {
-            amount_in,
-            minimum_amount_out,
-            share_fee_bps,
-        }),
-        DecodedArgs::LaunchLabSellExactOut {
-            amount_out,
-            maximum_amount_in,
-            share_fee_bps,
-        } => Decoded::LaunchLabSellExactOut(stream::LaunchLabSellExactOut {
-            amount_out,
-            maximum_amount_in,
-            share_fee_bps,
-        }),
-        DecodedArgs::LaunchLabMigrate => Decoded::LaunchLabMigrate(stream::LaunchLabMigrate {}),
-        DecodedArgs::DbcSwap {
-            amount_in,
-            minimum_amount_out,
-        } => Decoded::DbcSwap(stream::DbcSwap {
-            amount_in,
-            minimum_amount_out,
-        }),
-        DecodedArgs::DbcInitialize { pool_config } => {
-            Decoded::DbcInitialize(stream::DbcInitializeVirtualPool {
-                pool_config: pool_config.to_vec(),
-            })
-        }
-        DecodedArgs::DbcMigrate => Decoded::DbcMigrate(stream::DbcMigrateToDammV2 {}),
-        DecodedArgs::DammV2Swap {
-            amount_in,
-            minimum_amount_out,
-        } => Decoded::DammV2Swap(stream::DammV2Swap {
-            amount_in,
-            minimum_amount_out,
-        }),
-        DecodedArgs::DammV2CreatePool { config } => {
-            Decoded::DammV2CreatePool(stream::DammV2CreatePool {
-                config: config.to_vec(),
-            })
-        }
-        DecodedArgs::DammV2AddLiquidity {
-            max_token_a_amount,
-            max_token_b_amount,
-            min_lp_amount,
-        } => Decoded::DammV2AddLiquidity(stream::DammV2AddLiquidity {
-            max_token_a_amount,
-            max_token_b_amount,
-            min_lp_amount,
-        }),
-        DecodedArgs::DammV2RemoveLiquidity {
-            lp_amount,
-            min_token_a_amount,
-            min_token_b_amount,
-        } => Decoded::DammV2RemoveLiquidity(stream::DammV2RemoveLiquidity {
-            lp_amount,
-            min_token_a_amount,
-            min_token_b_amount,
-        }),
+        decoded: decoded_member(&instruction.call.args),
     }
 }
 

@@ -10,7 +10,8 @@
 //! [`service`] is the tonic service and its per-subscriber sessions; [`timing`] is the one
 //! `ServerTiming` clock. [`entries`] is the second service on the same port: the shredstream
 //! proxy's `SubscribeEntries` (whole entry batches as deshredded), and [`deshred`] the third:
-//! Yellowstone's `geyser.Geyser/SubscribeDeshred`.
+//! Yellowstone's `geyser.Geyser/SubscribeDeshred`. [`grpc`] is the session layer the streaming
+//! methods share (tonic plumbing, limits, inbound rules, encode-only outbound messages).
 #![forbid(unsafe_code)]
 
 pub mod deshred;
@@ -18,5 +19,6 @@ pub mod encode;
 pub mod entries;
 pub mod fanout;
 pub mod filter;
+pub mod grpc;
 pub mod service;
 pub mod timing;

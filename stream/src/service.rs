@@ -38,15 +38,14 @@
 //!   reason). A request the server cannot decode (e.g. over the 4 MiB message limit) ends the
 //!   stream with its decoding status (`invalid_request`).
 //!
-//! The tonic plumbing is hand-written in [`grpc`] so that the response type can be the
+//! The tonic service is in [`grpc`], on the session layer the streaming methods share
+//! ([`crate::grpc`]: plumbing, places, inbound rules), so that the response type can be the
 //! encode-once [`OutboundUpdate`].
 
 pub mod grpc;
-pub mod inbound;
-pub mod places;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use stream_proto::stream::{SubscribeRequest, SubscribeUpdate, subscribe_update::Update};
 use tokio::sync::watch;
@@ -57,71 +56,17 @@ use crate::fanout::{
     Hub, LagObserver, OutboundUpdate, QueueBounds, RecentBounds, ResumeError, Subscriber,
 };
 use crate::filter::{FilterLimits, Filters};
+use crate::grpc::inbound::InboundReader;
+use crate::grpc::places::{OpenStream, Places};
+use crate::grpc::session::{Turn, turn};
 use crate::timing::unix_nanos;
-use inbound::{Inbound, InboundReader};
-pub use places::{Client, PlaceCaps};
-use places::{OpenStream, Places};
+
+pub use crate::grpc::metrics::{DisconnectReason, StreamMetrics};
+pub use crate::grpc::places::{Client, PlaceCaps};
+/// The session layer's modules, at their former paths.
+pub use crate::grpc::{inbound, places};
 
 pub use grpc::StreamServer;
-
-/// Why a session ended: one variant per reason, the metric label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DisconnectReason {
-    ClientClosed,
-    InvalidFilter,
-    /// A request that could not be decoded (e.g. over the message size limit).
-    InvalidRequest,
-    Lagged,
-    Shutdown,
-    /// `from_slot` older than the recent-slot buffer (or resuming is off).
-    ResumeRefused,
-}
-
-impl DisconnectReason {
-    pub const ALL: [DisconnectReason; 6] = [
-        Self::ClientClosed,
-        Self::InvalidFilter,
-        Self::InvalidRequest,
-        Self::Lagged,
-        Self::Shutdown,
-        Self::ResumeRefused,
-    ];
-
-    pub const fn label(self) -> &'static str {
-        match self {
-            Self::ClientClosed => "client_closed",
-            Self::InvalidFilter => "invalid_filter",
-            Self::InvalidRequest => "invalid_request",
-            Self::Lagged => "lagged",
-            Self::Shutdown => "shutdown",
-            Self::ResumeRefused => "resume_refused",
-        }
-    }
-}
-
-/// Session counters (exported by the appliance's metrics endpoint).
-#[derive(Debug, Default)]
-pub struct StreamMetrics {
-    pub sessions_started: AtomicU64,
-    /// Calls refused because `max_sessions` streams were open.
-    pub sessions_refused: AtomicU64,
-    /// Streams open now (started or still waiting for their first request).
-    pub open_streams: AtomicUsize,
-    pub updates_sent: AtomicU64,
-    pub updates_dropped_lag: AtomicU64,
-    pub disconnects: [AtomicU64; DisconnectReason::ALL.len()],
-}
-
-impl StreamMetrics {
-    fn disconnected(&self, reason: DisconnectReason) {
-        self.disconnects[reason as usize].fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Streams ended for this reason so far.
-    pub fn disconnects(&self, reason: DisconnectReason) -> u64 {
-        self.disconnects[reason as usize].load(Ordering::Relaxed)
-    }
-}
 
 /// A lag is counted when the publisher cuts the session, not when the session next runs (it may
 /// never run: a client that stopped reading blocks it).
@@ -265,18 +210,7 @@ impl StreamService {
         requests: Streaming<SubscribeRequest>,
         client: Client<'_>,
     ) -> Result<impl Stream<Item = Result<OutboundUpdate, Status>> + Send + 'static, Status> {
-        let place = match OpenStream::take(&self.places, &self.metrics, client) {
-            Ok(place) => place,
-            Err(refused) => {
-                self.metrics
-                    .sessions_refused
-                    .fetch_add(1, Ordering::Relaxed);
-                return Err(Status::resource_exhausted(refused.to_string()));
-            }
-        };
-        self.metrics
-            .sessions_started
-            .fetch_add(1, Ordering::Relaxed);
+        let place = OpenStream::admit(&self.places, &self.metrics, client)?;
         Ok(session(
             requests,
             Arc::clone(&self.feed.hub),
@@ -316,64 +250,34 @@ fn session(
             // A full queue has woken the session (it holds updates), so the lag is seen here or
             // in the drain below without a wake-up of its own.
             if queue.is_lagged() {
-                // Counted by the publisher when it cut the queue.
-                let dropped = subscriber.end_lagged();
-                place.counted();
-                yield Err(Status::resource_exhausted(format!(
-                    "subscriber lagged: {dropped} updates dropped"
-                )));
+                yield Err(lagged(&mut subscriber, &mut place));
                 break;
             }
             tokio::select! {
                 biased;
                 event = inbound.recv(), if inbound_open => {
-                    let request = match event {
-                        Some(Inbound::Request(request)) => request,
-                        Some(Inbound::Shutdown) => {
-                            place.ended(DisconnectReason::Shutdown);
-                            yield Err(Status::unavailable("server shutting down"));
-                            break;
-                        }
-                        // A client may half-close its request stream (grpcurl does) and keep
-                        // receiving once it has started the stream.
-                        Some(Inbound::Closed) if subscriber.is_started() => continue,
-                        // Nothing more can come (requests closed, shutdown sender gone).
-                        None if subscriber.is_started() => {
+                    let request = match turn(event, subscriber.is_started(), &mut place) {
+                        Turn::Request(request) => request,
+                        Turn::Continue => continue,
+                        Turn::InboundDone => {
                             inbound_open = false;
                             continue;
                         }
-                        Some(Inbound::Invalid(status)) => {
-                            place.ended(DisconnectReason::InvalidRequest);
-                            yield Err(status);
-                            break;
-                        }
-                        Some(Inbound::Closed | Inbound::Failed) | None => {
-                            place.ended(DisconnectReason::ClientClosed);
+                        Turn::End(status) => {
+                            if let Some(status) = status {
+                                yield Err(status);
+                            }
                             break;
                         }
                     };
-                    let pure_ping = request.ping_id.is_some()
-                        && request.subscriptions.is_empty()
-                        && request.from_slot.is_none();
-                    if !pure_ping {
-                        match Filters::compile(&request.subscriptions, &limits) {
-                            Ok(compiled) => subscriber.replace(compiled),
-                            Err(error) => {
-                                place.ended(DisconnectReason::InvalidFilter);
-                                yield Err(Status::invalid_argument(error.to_string()));
-                                break;
-                            }
+                    match apply(&mut subscriber, &request, &limits, &mut place) {
+                        Ok(pong) => if let Some(pong) = pong {
+                            yield Ok(pong);
+                        },
+                        Err(status) => {
+                            yield Err(status);
+                            break;
                         }
-                    }
-                    if let Some(from_slot) = request.from_slot
-                        && let Err(error) = subscriber.resume(from_slot)
-                    {
-                        place.ended(DisconnectReason::ResumeRefused);
-                        yield Err(resume_status(&error));
-                        break;
-                    }
-                    if let Some(ping_id) = request.ping_id {
-                        yield Ok(OutboundUpdate::pong(ping_id));
                     }
                 }
                 delivery = subscriber.next() => {
@@ -404,6 +308,41 @@ fn session(
             }
         }
     }
+}
+
+/// The status ending a session the publisher cut for its lag (counted there already).
+fn lagged(subscriber: &mut Subscriber, place: &mut OpenStream) -> Status {
+    let dropped = subscriber.end_lagged();
+    place.counted();
+    Status::resource_exhausted(format!("subscriber lagged: {dropped} updates dropped"))
+}
+
+/// A request: its filters replace the session's (unless it is a pure ping: `ping_id`, no
+/// subscriptions, no `from_slot`), `from_slot` resumes; its pong, or the status ending the stream.
+fn apply(
+    subscriber: &mut Subscriber,
+    request: &SubscribeRequest,
+    limits: &FilterLimits,
+    place: &mut OpenStream,
+) -> Result<Option<OutboundUpdate>, Status> {
+    let pure_ping = request.ping_id.is_some()
+        && request.subscriptions.is_empty()
+        && request.from_slot.is_none();
+    if !pure_ping {
+        match Filters::compile(&request.subscriptions, limits) {
+            Ok(compiled) => subscriber.replace(compiled),
+            Err(error) => {
+                let status = Status::invalid_argument(error.to_string());
+                return Err(place.ending(DisconnectReason::InvalidFilter, status));
+            }
+        }
+    }
+    if let Some(from_slot) = request.from_slot
+        && let Err(error) = subscriber.resume(from_slot)
+    {
+        return Err(place.ending(DisconnectReason::ResumeRefused, resume_status(&error)));
+    }
+    Ok(request.ping_id.map(OutboundUpdate::pong))
 }
 
 /// Trailer of an `OUT_OF_RANGE` refusal of `from_slot`: the oldest slot whose updates are all

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::broadcast;
 
 use super::item::{DeshredItem, DeshredTransaction, SlotUpdate};
-use crate::service::StreamMetrics;
+use crate::grpc::metrics::StreamMetrics;
 
 /// Items a session may fall behind by before it is cut (`[grpc] deshred_queue`).
 pub const DEFAULT_DESHRED_QUEUE: usize = 16_384;

@@ -8,8 +8,9 @@
 //!   each session: its filters ─► OutboundDeshred (names + shared body) ─► tonic ─► client
 //! ```
 //! [`item`] builds what is published, [`filter`] compiles and matches a session's filters,
-//! [`feed`] is the ring, [`session`] one subscriber, [`outbound`] the message on the wire and
-//! [`server`] the tonic service with the unary methods.
+//! [`feed`] is the ring, [`session`] the method on the shared ring session
+//! ([`crate::grpc::ring`]), [`outbound`] the message on the wire and [`server`] the tonic service
+//! with the unary methods.
 
 pub mod feed;
 pub mod filter;

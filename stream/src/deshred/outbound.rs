@@ -2,65 +2,38 @@
 //! once by the publisher) after this session's matching filter names, or a small message built
 //! for the session (ping, pong, slot update). Wire-identical to `geyser.SubscribeUpdateDeshred`.
 
-use prost::Message;
-use prost::bytes::{Buf, BufMut, Bytes};
-use prost::encoding::{DecodeContext, WireType, string};
+use prost::bytes::{BufMut, Bytes};
+use prost::encoding::string;
 use yellowstone_grpc_proto::geyser::SubscribeUpdateDeshred;
+
+use crate::grpc::outbound::{Outbound, SharedFrame};
 
 /// Field number of `SubscribeUpdateDeshred.filters`.
 const FILTERS: u32 = 1;
 
-/// One outgoing update.
+/// One outgoing update: built for this session (`Owned`), or a published transaction's shared
+/// body after this session's matching filter names (`Shared`).
+pub type OutboundDeshred = Outbound<DeshredFrame>;
+
+/// A published transaction as one session sends it: its filter names, then the shared body.
 #[derive(Debug, Clone)]
-pub enum OutboundDeshred {
-    /// Built for this session (boxed: the message is large, the shared case is the common one).
-    Owned(Box<SubscribeUpdateDeshred>),
-    /// A published transaction: the session's filter names, then the shared body.
-    Shared { filters: Vec<String>, body: Bytes },
+pub struct DeshredFrame {
+    pub filters: Vec<String>,
+    pub body: Bytes,
 }
 
-impl Default for OutboundDeshred {
-    fn default() -> Self {
-        Self::Owned(Box::default())
-    }
-}
+impl SharedFrame for DeshredFrame {
+    type Whole = SubscribeUpdateDeshred;
+    const ENCODE_ONLY: &'static str =
+        "OutboundDeshred is encode-only: decode a geyser.SubscribeUpdateDeshred";
 
-impl Message for OutboundDeshred {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        match self {
-            Self::Owned(update) => update.encode_raw(buf),
-            Self::Shared { filters, body } => {
-                string::encode_repeated(FILTERS, filters, buf);
-                buf.put_slice(body);
-            }
-        }
-    }
-
-    fn merge_field(
-        &mut self,
-        _tag: u32,
-        _wire_type: WireType,
-        _buf: &mut impl Buf,
-        _ctx: DecodeContext,
-    ) -> Result<(), prost::DecodeError> {
-        // Encode-only, as `fanout::OutboundUpdate`.
-        #[allow(deprecated)]
-        Err(prost::DecodeError::new(
-            "OutboundDeshred is encode-only: decode a geyser.SubscribeUpdateDeshred",
-        ))
+        string::encode_repeated(FILTERS, &self.filters, buf);
+        buf.put_slice(&self.body);
     }
 
     fn encoded_len(&self) -> usize {
-        match self {
-            Self::Owned(update) => update.encoded_len(),
-            Self::Shared { filters, body } => {
-                string::encoded_len_repeated(FILTERS, filters) + body.len()
-            }
-        }
-    }
-
-    fn clear(&mut self) {
-        *self = Self::default();
+        string::encoded_len_repeated(FILTERS, &self.filters) + self.body.len()
     }
 }
 
@@ -72,6 +45,8 @@ mod tests {
     use yellowstone_grpc_proto::geyser::{
         SubscribeUpdateDeshredTransaction, SubscribeUpdateDeshredTransactionInfo,
     };
+
+    use prost::Message;
 
     use super::*;
 
@@ -96,10 +71,10 @@ mod tests {
             ..whole.clone()
         }
         .encode_to_vec();
-        let shared = OutboundDeshred::Shared {
+        let shared = OutboundDeshred::Shared(DeshredFrame {
             filters: whole.filters.clone(),
             body: Bytes::from(body),
-        };
+        });
         let bytes = shared.encode_to_vec();
         assert_eq!(bytes.len(), shared.encoded_len());
         assert_eq!(SubscribeUpdateDeshred::decode(&bytes[..]).unwrap(), whole);

@@ -1,21 +1,15 @@
-//! The `geyser.Geyser` service on the stream's port: `SubscribeDeshred` through hand-written tonic
-//! plumbing (so its responses can be the encode-once [`OutboundDeshred`]), `Ping`, `GetVersion`
-//! and `GetSlot` answered by the published crate's generated server, and every other method
-//! `UNIMPLEMENTED` with a message saying what this server is.
+//! The `geyser.Geyser` service on the stream's port: `SubscribeDeshred` through the shared tonic
+//! plumbing of [`crate::grpc::method`] (so its responses can be the encode-once
+//! [`OutboundDeshred`]), `Ping`, `GetVersion` and `GetSlot` answered by the published crate's
+//! generated server, and every other method `UNIMPLEMENTED` with a message saying what this
+//! server is.
 
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
-use std::task::{Context, Poll};
 
 use tokio::sync::watch;
-use tonic::codegen::{
-    BoxFuture, CompressionEncoding, EnabledCompressionEncodings, Service, StdError, http,
-};
-use tonic::server::NamedService;
+use tonic::codegen::{CompressionEncoding, Service, StdError, http};
 use tonic::{Request, Response, Status, Streaming};
-use tonic_prost::ProstCodec;
 use yellowstone_grpc_proto::geyser::geyser_server::{self, Geyser};
 use yellowstone_grpc_proto::geyser::{
     GetBlockHeightRequest, GetBlockHeightResponse, GetLatestBlockhashRequest,
@@ -29,16 +23,14 @@ use super::feed::DeshredFeed;
 use super::outbound::OutboundDeshred;
 use super::session::{SessionParts, session};
 use crate::filter::FilterLimits;
-use crate::service::places::{Client, OpenStream, PlaceCaps, Places};
+use crate::grpc::method::{self, CodecConfig, OutboundStream, Routed, StreamingMethod};
+use crate::grpc::places::{Client, OpenStream, PlaceCaps, Places};
 
 /// The streaming method's path.
 pub const SUBSCRIBE_DESHRED_PATH: &str = "/geyser.Geyser/SubscribeDeshred";
 
 /// The version of Yellowstone's proto this server speaks (the crate it is built on).
 pub const YELLOWSTONE_PROTO_VERSION: &str = "12.6.0";
-
-type DeshredStream =
-    Pin<Box<dyn tokio_stream::Stream<Item = Result<OutboundDeshred, Status>> + Send + 'static>>;
 
 /// What the sessions share.
 struct Shared {
@@ -53,8 +45,7 @@ struct Shared {
 pub struct GeyserServer {
     shared: Arc<Shared>,
     unary: geyser_server::GeyserServer<Unary>,
-    accept: EnabledCompressionEncodings,
-    send: EnabledCompressionEncodings,
+    codec: CodecConfig,
 }
 
 impl GeyserServer {
@@ -74,15 +65,14 @@ impl GeyserServer {
                 shutdown,
             }),
             unary,
-            accept: EnabledCompressionEncodings::default(),
-            send: EnabledCompressionEncodings::default(),
+            codec: CodecConfig::default(),
         }
     }
 
     /// Enables decompressing requests with the given encoding.
     #[must_use]
     pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
-        self.accept.enable(encoding);
+        self.codec.accept_compressed(encoding);
         self.unary = self.unary.accept_compressed(encoding);
         self
     }
@@ -90,79 +80,49 @@ impl GeyserServer {
     /// Compresses responses with the given encoding, if the client supports it.
     #[must_use]
     pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
-        self.send.enable(encoding);
+        self.codec.send_compressed(encoding);
         self.unary = self.unary.send_compressed(encoding);
         self
     }
 }
 
-/// The streaming method, as tonic's `Grpc::streaming` calls it.
-struct SubscribeDeshred(Arc<Shared>);
+/// `SubscribeDeshred`: a place among the deshred sessions, then the session.
+impl StreamingMethod for Shared {
+    type Request = SubscribeDeshredRequest;
+    type Outbound = OutboundDeshred;
 
-impl Service<Request<Streaming<SubscribeDeshredRequest>>> for SubscribeDeshred {
-    type Response = Response<DeshredStream>;
-    type Error = Status;
-    type Future = BoxFuture<Self::Response, Status>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Status>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Streaming<SubscribeDeshredRequest>>) -> Self::Future {
-        let shared = &self.0;
-        let ip = request.remote_addr().map(|address| address.ip());
-        let (metadata, _, requests) = request.into_parts();
-        let token = metadata.get("x-token").map(|value| value.as_bytes());
-        let sessions = shared.feed.sessions();
-        let opened = OpenStream::take(&shared.places, sessions, Client { ip, token })
-            .map_err(|refused| {
-                sessions.sessions_refused.fetch_add(1, Ordering::Relaxed);
-                Status::resource_exhausted(refused.to_string())
-            })
-            .map(|place| {
-                sessions.sessions_started.fetch_add(1, Ordering::Relaxed);
-                let parts = SessionParts {
-                    feed: shared.feed.clone(),
-                    limits: shared.limits,
-                    shutdown: shared.shutdown.clone(),
-                    place,
-                };
-                Response::new(Box::pin(session(requests, parts)) as DeshredStream)
-            });
-        Box::pin(async move { opened })
+    fn open(
+        &self,
+        requests: Streaming<SubscribeDeshredRequest>,
+        client: Client<'_>,
+    ) -> Result<Response<OutboundStream<OutboundDeshred>>, Status> {
+        let place = OpenStream::admit(&self.places, self.feed.sessions(), client)?;
+        let parts = SessionParts {
+            feed: self.feed.clone(),
+            limits: self.limits,
+            shutdown: self.shutdown.clone(),
+            place,
+        };
+        let stream: OutboundStream<OutboundDeshred> = Box::pin(session(requests, parts));
+        Ok(Response::new(stream))
     }
 }
 
-impl<B> Service<http::Request<B>> for GeyserServer
-where
-    B: tonic::codegen::Body + Send + 'static,
-    B::Error: Into<StdError> + Send + 'static,
-{
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Self::Response, Infallible>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+impl GeyserServer {
+    /// `SubscribeDeshred` to its session, every other path to the generated server.
+    fn route<B>(&mut self, request: http::Request<B>) -> Routed
+    where
+        B: tonic::codegen::Body + Send + 'static,
+        B::Error: Into<StdError> + Send + 'static,
+    {
         if request.uri().path() != SUBSCRIBE_DESHRED_PATH {
             return self.unary.call(request);
         }
-        let method = SubscribeDeshred(Arc::clone(&self.shared));
-        let (accept, send) = (self.accept, self.send);
-        Box::pin(async move {
-            let codec = ProstCodec::<OutboundDeshred, SubscribeDeshredRequest>::default();
-            let mut grpc = tonic::server::Grpc::new(codec).apply_compression_config(accept, send);
-            Ok(grpc.streaming(method, request).await)
-        })
+        method::serve(Arc::clone(&self.shared), self.codec, request)
     }
 }
 
-impl NamedService for GeyserServer {
-    const NAME: &'static str = "geyser.Geyser";
-}
+method::tonic_service!(GeyserServer, "geyser.Geyser");
 
 /// The unary methods (and `Subscribe`, which needs a validator).
 struct Unary {

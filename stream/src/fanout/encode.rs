@@ -23,13 +23,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use prost::Message;
-use prost::bytes::{Buf, BufMut};
-use prost::encoding::{
-    DecodeContext, WireType, encode_key, encode_varint, encoded_len_varint, key_len,
-};
+use prost::bytes::BufMut;
+use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint, key_len};
 use stream_proto::stream::{ServerTiming, SubscribeUpdate, subscribe_update::Update};
 
 use crate::filter::{Filters, Matches};
+use crate::grpc::outbound::{Outbound, SharedFrame};
 
 /// `SubscribeUpdate.transaction`.
 const UPDATE_TRANSACTION: u32 = 1;
@@ -296,12 +295,7 @@ fn write_frame(tag: u32, inner: usize, buf: &mut impl BufMut) {
 }
 
 /// What a session sends: its own message (a pong) or its copy of a shared update.
-#[derive(Debug, Clone)]
-pub enum OutboundUpdate {
-    /// A message of its own (boxed: the shared variant is the hot one).
-    Owned(Box<SubscribeUpdate>),
-    Personal(PersonalUpdate),
-}
+pub type OutboundUpdate = Outbound<PersonalUpdate>;
 
 impl OutboundUpdate {
     pub fn pong(ping_id: i32) -> Self {
@@ -312,90 +306,59 @@ impl OutboundUpdate {
     }
 }
 
-impl Default for OutboundUpdate {
-    fn default() -> Self {
-        Self::Owned(Box::default())
-    }
-}
+impl SharedFrame for PersonalUpdate {
+    type Whole = SubscribeUpdate;
+    const ENCODE_ONLY: &'static str =
+        "OutboundUpdate is encode-only: decode a stream::SubscribeUpdate";
 
-/// Encoding only: a server never decodes what it sends.
-impl Message for OutboundUpdate {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        let personal = match self {
-            Self::Owned(update) => return update.encode_raw(buf),
-            Self::Personal(personal) => personal,
-        };
-        let shared = &personal.update.body;
-        match personal.update.layout {
+        let shared = &self.update.body;
+        match self.update.layout {
             Layout::Whole => buf.put_slice(shared),
             Layout::Transaction { timing } => {
-                write_frame(UPDATE_TRANSACTION, personal.member_len(), buf);
+                write_frame(UPDATE_TRANSACTION, self.member_len(), buf);
                 buf.put_slice(shared);
-                personal.write_ids(buf);
-                personal.write_timing(timing, buf);
+                self.write_ids(buf);
+                self.write_timing(timing, buf);
             }
             Layout::Delta { envelope, timing } => {
-                write_frame(UPDATE_DELTA, personal.member_len(), buf);
-                if let Some(inner) = personal.envelope_inner(envelope, timing) {
+                write_frame(UPDATE_DELTA, self.member_len(), buf);
+                if let Some(inner) = self.envelope_inner(envelope, timing) {
                     write_frame(DELTA_ENVELOPE, inner, buf);
-                    buf.put_slice(&personal.update.envelope);
-                    personal.write_ids(buf);
-                    personal.write_timing(timing, buf);
+                    buf.put_slice(&self.update.envelope);
+                    self.write_ids(buf);
+                    self.write_timing(timing, buf);
                 }
                 buf.put_slice(shared);
-                let legs = personal.legs_len;
+                let legs = self.legs_len;
                 if legs > 0 {
                     write_frame(DELTA_MATCHED_LEGS, legs, buf);
-                    for leg in &personal.matches.legs {
+                    for leg in &self.matches.legs {
                         encode_varint(u64::from(*leg), buf);
                     }
                 }
             }
         }
-        let sequence = personal.update.sequence();
+        let sequence = self.update.sequence();
         if sequence != 0 {
             encode_key(UPDATE_SEQUENCE, WireType::Varint, buf);
             encode_varint(sequence, buf);
         }
     }
 
-    fn merge_field(
-        &mut self,
-        _tag: u32,
-        _wire_type: WireType,
-        _buf: &mut impl Buf,
-        _ctx: DecodeContext,
-    ) -> Result<(), prost::DecodeError> {
-        // The only constructor of a DecodeError with a message (deprecated for outside use, kept
-        // in prost 0.14); this type is never decoded.
-        #[allow(deprecated)]
-        Err(prost::DecodeError::new(
-            "OutboundUpdate is encode-only: decode a stream::SubscribeUpdate",
-        ))
-    }
-
     fn encoded_len(&self) -> usize {
-        match self {
-            Self::Owned(update) => update.encoded_len(),
-            Self::Personal(personal) => {
-                let framed = match personal.update.layout {
-                    Layout::Whole => personal.update.body.len(),
-                    Layout::Transaction { .. } => {
-                        let member = personal.member_len();
-                        key_len(UPDATE_TRANSACTION) + encoded_len_varint(member as u64) + member
-                    }
-                    Layout::Delta { .. } => {
-                        let member = personal.member_len();
-                        key_len(UPDATE_DELTA) + encoded_len_varint(member as u64) + member
-                    }
-                };
-                framed + sequence_len(personal.update.sequence())
+        let framed = match self.update.layout {
+            Layout::Whole => self.update.body.len(),
+            Layout::Transaction { .. } => {
+                let member = self.member_len();
+                key_len(UPDATE_TRANSACTION) + encoded_len_varint(member as u64) + member
             }
-        }
-    }
-
-    fn clear(&mut self) {
-        *self = Self::default();
+            Layout::Delta { .. } => {
+                let member = self.member_len();
+                key_len(UPDATE_DELTA) + encoded_len_varint(member as u64) + member
+            }
+        };
+        framed + sequence_len(self.update.sequence())
     }
 }
 
@@ -411,7 +374,7 @@ mod tests {
             ..Default::default()
         };
         let shared = Arc::new(EncodedUpdate::new(slot.clone()));
-        let outbound = OutboundUpdate::Personal(PersonalUpdate::new(
+        let outbound = OutboundUpdate::Shared(PersonalUpdate::new(
             shared,
             Arc::new(Filters::default()),
             Matches::default(),
@@ -486,7 +449,7 @@ mod tests {
 
     fn personal(update: SubscribeUpdate) -> Vec<u8> {
         let shared = Arc::new(EncodedUpdate::new(update));
-        let outbound = OutboundUpdate::Personal(PersonalUpdate::new(
+        let outbound = OutboundUpdate::Shared(PersonalUpdate::new(
             shared,
             Arc::new(Filters::default()),
             Matches::default(),

@@ -192,7 +192,7 @@ impl Subscriber {
                 .filters
                 .match_view(&UpdateView::new(delivery.update.update()))?
         };
-        Some(OutboundUpdate::Personal(PersonalUpdate::new(
+        Some(OutboundUpdate::Shared(PersonalUpdate::new(
             delivery.update,
             Arc::clone(&current.filters),
             matches,

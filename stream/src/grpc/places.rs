@@ -1,7 +1,8 @@
 //! `Places`: how many streams are open, in all, per remote address and per access token, with
 //! their caps; and `OpenStream`, one stream's place, which counts the stream's end (once, by its
 //! reason; `client_closed` when the stream is dropped without one, as on a cancel or reset) and
-//! gives the place back when dropped.
+//! gives the place back when dropped. [`OpenStream::admit`] is how every streaming method takes
+//! one: counted as started, or refused with `RESOURCE_EXHAUSTED` and counted as refused.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -11,7 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use thiserror::Error;
 
-use super::{DisconnectReason, StreamMetrics};
+use tonic::Status;
+
+use super::metrics::{DisconnectReason, StreamMetrics};
 
 /// Why a call got no place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
@@ -143,6 +146,32 @@ impl OpenStream {
         }
         place.counted = false;
         Ok(place)
+    }
+
+    /// As [`OpenStream::take`], counted in `metrics` as a started session; a call without a
+    /// place is counted as refused and answered `RESOURCE_EXHAUSTED` saying which cap it hit.
+    pub fn admit(
+        places: &Arc<Places>,
+        metrics: &Arc<StreamMetrics>,
+        client: Client<'_>,
+    ) -> Result<Self, Status> {
+        match Self::take(places, metrics, client) {
+            Ok(place) => {
+                metrics.sessions_started.fetch_add(1, Ordering::Relaxed);
+                Ok(place)
+            }
+            Err(refused) => {
+                metrics.sessions_refused.fetch_add(1, Ordering::Relaxed);
+                Err(Status::resource_exhausted(refused.to_string()))
+            }
+        }
+    }
+
+    /// Counts the stream's end by `reason` (as [`OpenStream::ended`]) and gives back `status`,
+    /// the last thing the stream sends.
+    pub fn ending(&mut self, reason: DisconnectReason, status: Status) -> Status {
+        self.ended(reason);
+        status
     }
 
     /// Counts the stream's end by its reason, now (before its last status goes out); once.
