@@ -2,9 +2,12 @@
 //! and tests drive directly. docs/architecture.md maps it.
 //!
 //! - [`cli`]: the command line, one module per subcommand; `cli::run` wires the service.
-//! - [`config`]: the TOML file and every flag of `run`, validated as one.
+//! - [`config`]: the TOML file and every flag of `run`, validated as one; the operator's
+//!   vocabulary the other rooms import (a leaf: it imports no other room).
 //! - [`receive`]: receive threads (AF_XDP, batched UDP) that shard datagrams into the worker rings.
-//! - [`pipeline`]: the worker pool (decode, stamp, publish), its rings, wake-ups and scheduling.
+//! - [`handoff`]: what receive threads and workers share: the datagram slot, the lock-free rings,
+//!   wake-ups and real-time scheduling.
+//! - [`pipeline`]: the worker pool (decode, stamp, publish).
 //! - [`replay`]: the replay source of the embedded default and `--replay`.
 //! - [`relay`]: `--relay`, re-serving another appliance's stream (a second tier).
 //! - [`grpc`], [`frontends`]: serving the stream, and the HTTP address (archive, insights,
@@ -13,8 +16,8 @@
 //! - [`console`]: the operator console's stats document (the page is `front::console`).
 
 // Unsafe code lives only in the receive backends (`receive::{sockopt, udp, xdp}`), the lock-free
-// worker ring (`pipeline::ring`), the replay's sendmmsg (`replay::send`) and
-// `sched_setscheduler` (`pipeline::sched`), which allow it module by module with a `// SAFETY:`
+// worker ring (`handoff::ring`), the replay's sendmmsg (`replay::send`) and
+// `sched_setscheduler` (`handoff::sched`), which allow it module by module with a `// SAFETY:`
 // note on every block.
 #![deny(unsafe_code)]
 
@@ -26,9 +29,9 @@ pub mod console;
 pub mod fd_limit;
 pub mod frontends;
 pub mod grpc;
+pub mod handoff;
 pub mod metrics;
 pub mod pipeline;
-pub mod programs;
 pub mod receive;
 pub mod relay;
 pub mod replay;

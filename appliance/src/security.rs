@@ -1,5 +1,6 @@
-//! Flags of `appliance run` that secure its listeners: access tokens (gRPC `x-token`, HTTP
-//! `x-token` / `Authorization: Bearer`) and TLS for the gRPC listener (rustls).
+//! What secures the listeners, read from the configuration: access tokens (gRPC `x-token`, HTTP
+//! `x-token` / `Authorization: Bearer`) and TLS for the gRPC listener (rustls). The flags that set
+//! them are `config::SecurityArgs`.
 //!
 //! Tokens given with `--auth-token` are visible in the process list; prefer `--auth-token-file`
 //! (one token per line, `#` comments) in production.
@@ -12,36 +13,6 @@ use front::auth::TokenSet;
 use tonic::transport::{Identity, ServerTlsConfig};
 
 use crate::config::Config;
-
-#[derive(clap::Args, Debug, Default)]
-pub struct SecurityArgs {
-    /// Accept this access token (repeatable). With no token, authentication is off.
-    #[arg(long = "auth-token", value_name = "TOKEN")]
-    auth_tokens: Vec<String>,
-    /// Read access tokens from this file: one per line, blank lines and `#` comments ignored.
-    #[arg(long = "auth-token-file", value_name = "FILE")]
-    auth_token_file: Option<PathBuf>,
-    /// PEM certificate chain: serve gRPC over TLS (needs --tls-key).
-    #[arg(long = "tls-cert", value_name = "PEM", requires = "tls_key")]
-    tls_cert: Option<PathBuf>,
-    /// PEM private key of --tls-cert.
-    #[arg(long = "tls-key", value_name = "PEM", requires = "tls_cert")]
-    tls_key: Option<PathBuf>,
-}
-
-impl SecurityArgs {
-    /// Applies the flags over the configuration file's `[auth]` and `[grpc]` TLS settings.
-    pub fn apply(&self, config: &mut Config) {
-        if self.auth_token_file.is_some() {
-            config.auth.token_file.clone_from(&self.auth_token_file);
-        }
-        config.auth.tokens.extend(self.auth_tokens.iter().cloned());
-        if self.tls_cert.is_some() {
-            config.grpc.tls_cert.clone_from(&self.tls_cert);
-            config.grpc.tls_key.clone_from(&self.tls_key);
-        }
-    }
-}
 
 /// The configured tokens (empty set: authentication off).
 pub fn tokens(config: &Config) -> anyhow::Result<Arc<TokenSet>> {

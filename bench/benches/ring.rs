@@ -1,5 +1,5 @@
 //! Push/pop throughput of the worker rings across two threads: the lock-free SPSC ring of
-//! `appliance::pipeline::ring` (used through the appliance's library target)
+//! `appliance::handoff::ring` (used through the appliance's library target)
 //! against the previous design, one uncontended `Mutex` per slot (`MutexRing` below, the ring as
 //! of commit 14a7f76, kept only as the baseline).
 //!
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
-use appliance::pipeline::ring;
+use appliance::handoff::ring;
 
 /// Slots per ring (the appliance's receive rings default to 8,192; a smaller ring keeps the
 /// full/empty edges in play).

@@ -2,6 +2,8 @@
 //! renderer of the workspace uses: [`family`] writes a family's `# HELP` (when it has one) and
 //! `# TYPE` lines, [`sample`] one sample line with its labels, escaped as the format requires.
 //! Renderers call them in order (a family's header, then its samples) on a shared `String`.
+//! [`single`], [`counter`], [`by_label`] and [`histogram`] write the common shapes of a family
+//! from those two.
 //!
 //! ```
 //! use front::exposition::{Kind, family, sample};
@@ -91,6 +93,25 @@ pub fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: impl
 pub fn single(out: &mut String, name: &str, kind: Kind, help: Option<&str>, value: impl Display) {
     family(out, name, kind, help);
     sample(out, name, &[], value);
+}
+
+/// A counter family of one unlabelled sample.
+pub fn counter(out: &mut String, name: &str, help: &str, value: u64) {
+    single(out, name, Kind::Counter, Some(help), value);
+}
+
+/// A counter family with one label: a sample per `(label value, count)`.
+pub fn by_label<'a>(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    label: &str,
+    samples: impl IntoIterator<Item = (&'a str, u64)>,
+) {
+    family(out, name, Kind::Counter, Some(help));
+    for (value, count) in samples {
+        sample(out, name, &[(label, value)], count);
+    }
 }
 
 /// Writes the samples of one histogram series (its family header written before): a cumulative

@@ -164,8 +164,8 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             aggregator_id,
             lookup_tables,
             rpc,
-        } => {
-            crate::programs::registry(&program_ids, aggregator_id.as_deref()).and_then(|registry| {
+        } => crate::config::programs::registry(&program_ids, aggregator_id.as_deref()).and_then(
+            |registry| {
                 let mut lookups =
                     decode_tx_lookups::TxLookups::new(lookup_tables.as_deref(), rpc.as_deref())?;
                 let stdout = std::io::stdout();
@@ -177,8 +177,8 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                     &mut out,
                     &mut std::io::stderr(),
                 )
-            })
-        }
+            },
+        ),
         Command::Subscribe {
             endpoint,
             token,
@@ -228,7 +228,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
 /// errors as a start: the program ids, the token file, the gRPC TLS files, the upstream's CA
 /// file and each `--archive` value (a directory must exist; URLs are not fetched).
 pub fn check_config(config: &Config) -> anyhow::Result<()> {
-    crate::programs::from_config(config)?;
+    crate::config::programs::from_config(config)?;
     crate::security::tokens(config)?;
     crate::security::grpc_tls(config)?;
     front::tls_client::UpstreamTrust::load(config.archive.upstream_ca.as_deref())?;

@@ -36,26 +36,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let mut config = args.effective_config()?;
     if args.check_config {
         crate::cli::check_config(&config)?;
-        // Configured URLs may carry credentials (userinfo, `?api-key=`): shown redacted.
-        let mut shown = config.clone();
-        shown.archive.upstream = shown.archive.upstream.as_deref().map(redact_url);
-        shown.archive.sources = shown
-            .archive
-            .sources
-            .iter()
-            .map(|s| redact_url(s))
-            .collect();
-        shown.cluster.rpc = shown.cluster.rpc.as_deref().map(redact_url);
-        shown.sources.relay = shown.sources.relay.as_deref().map(redact_url);
-        if shown.sources.relay_token.is_some() {
-            shown.sources.relay_token = Some("<redacted>".into());
-        }
-        print!("{}", shown.to_toml());
+        print_redacted(&config);
         return Ok(());
     }
     crate::cli::init_logging(config.log.format);
     let fd_limit = crate::fd_limit::raise();
-    let registry = crate::programs::from_config(&config)?;
+    let registry = crate::config::programs::from_config(&config)?;
     let tokens = crate::security::tokens(&config)?;
     let grpc_tls = crate::security::grpc_tls(&config)?;
     if tokens.enabled() {
@@ -69,7 +55,34 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if !streams {
         return serve_http_only(&config, &tokens);
     }
-    let shutdown = Arc::new(AtomicBool::new(false));
+    let feed = stream_feed(&config);
+    if config.sources.relay.is_some() {
+        return run_relay(&config, feed, tokens, grpc_tls);
+    }
+    run_pipeline(config, feed, registry, (tokens, grpc_tls), fd_limit)
+}
+
+/// `--check-config`: the merged configuration as TOML. Configured URLs may carry credentials
+/// (userinfo, `?api-key=`): shown redacted.
+fn print_redacted(config: &Config) {
+    let mut shown = config.clone();
+    shown.archive.upstream = shown.archive.upstream.as_deref().map(redact_url);
+    shown.archive.sources = shown
+        .archive
+        .sources
+        .iter()
+        .map(|s| redact_url(s))
+        .collect();
+    shown.cluster.rpc = shown.cluster.rpc.as_deref().map(redact_url);
+    shown.sources.relay = shown.sources.relay.as_deref().map(redact_url);
+    if shown.sources.relay_token.is_some() {
+        shown.sources.relay_token = Some("<redacted>".into());
+    }
+    print!("{}", shown.to_toml());
+}
+
+/// The feed the gRPC stream serves, with its subscriber queues and recent-slot buffer.
+fn stream_feed(config: &Config) -> Feed {
     let feed = Feed::with_recent(
         QueueBounds {
             updates: config.grpc.subscriber_queue,
@@ -82,9 +95,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         },
     );
     feed.hub().replay_pace().set_rate(config.grpc.resume_rate);
-    if config.sources.relay.is_some() {
-        return run_relay(&config, feed, tokens, grpc_tls);
-    }
+    feed
+}
+
+/// The receive → decode → publish service: sources, cluster, pipeline, HTTP, the replay when
+/// replaying, and the gRPC listener until the stop signal; then everything stopped in order.
+fn run_pipeline(
+    mut config: Config,
+    feed: Feed,
+    registry: decoder::dex::ProgramRegistry,
+    (tokens, grpc_tls): (
+        Arc<front::auth::TokenSet>,
+        Option<tonic::transport::ServerTlsConfig>,
+    ),
+    fd_limit: Option<crate::fd_limit::FdLimit>,
+) -> anyhow::Result<()> {
+    let shutdown = Arc::new(AtomicBool::new(false));
     let replaying = config.replay.file.is_some()
         || (config.sources.udp.is_empty() && config.sources.xdp.is_empty());
     let mut receive = open_sources(&config, replaying)?;
@@ -115,14 +141,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let frontends = crate::frontends::start_http(&config, Some(stream), &tokens, &stopped)?;
     if replaying {
-        let pacing = Pacing {
-            rate: config.replay.rate,
-            per_fec_set: config.replay.burst,
-        };
-        let target = receive.replay_target;
-        let file = config.replay.file.as_deref();
-        let looping = looping.then_some(config.replay.first_slot);
-        crate::replay::spawn(file, target, pacing, looping, Arc::clone(&shutdown))?;
+        spawn_replay(&config, receive.replay_target, looping, &shutdown)?;
     }
     let runtime = crate::grpc::runtime(config.grpc.realtime_priority)?;
     let mut grpc = grpc_options(&config, tokens, grpc_tls, &metrics);
@@ -131,19 +150,41 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let served = runtime.block_on(serve_grpc(grpc, feed, stream_metrics, stop, stopped));
     shutdown.store(true, Ordering::Release);
     join_pipeline(pipeline)?;
-    if let Some(fetcher) = trust.fetcher {
+    join_cluster(trust.fetcher, lookups.thread)?;
+    // Detach the XDP programs now that nothing reads their sockets.
+    drop(receive.attachments);
+    frontends.stop()?;
+    served
+}
+
+/// Starts the replay into `target`: the file given, or the embedded default (looping from the
+/// configured first slot when `looping`).
+fn spawn_replay(
+    config: &Config,
+    target: std::net::SocketAddr,
+    looping: bool,
+    shutdown: &Arc<AtomicBool>,
+) -> anyhow::Result<()> {
+    let pacing = Pacing {
+        rate: config.replay.rate,
+        per_fec_set: config.replay.burst,
+    };
+    let file = config.replay.file.as_deref();
+    let looping = looping.then_some(config.replay.first_slot);
+    crate::replay::spawn(file, target, pacing, looping, Arc::clone(shutdown))
+}
+
+/// Joins the leader schedule fetcher (when one runs) and the lookup-table thread.
+fn join_cluster(fetcher: Option<JoinHandle<()>>, lookups: JoinHandle<()>) -> anyhow::Result<()> {
+    if let Some(fetcher) = fetcher {
         fetcher
             .join()
             .map_err(|_| anyhow::anyhow!("leader schedule fetcher panicked"))?;
     }
     lookups
-        .thread
         .join()
         .map_err(|_| anyhow::anyhow!("lookup-table thread panicked"))?;
-    // Detach the XDP programs now that nothing reads their sockets.
-    drop(receive.attachments);
-    frontends.stop()?;
-    served
+    Ok(())
 }
 
 /// The gRPC listener's settings from the configuration.

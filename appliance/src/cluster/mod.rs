@@ -17,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwap;
 use decoder::LeaderSchedule;
+use front::exposition::{Kind, counter, family, sample, single};
 
 /// How much of a set is checked before it is published; one name each in config, logs,
 /// `/health` and `/metrics`.
@@ -132,17 +133,22 @@ impl TrustStatus {
         let mode = self.mode.label();
         let age = self.schedule_age().map_or(-1, |age| age as i64);
         let errors = self.fetch_errors.load(Ordering::Relaxed);
-        let _ = write!(
+        let name = "appliance_trust_mode";
+        let help = "How sets are checked before publication (1 = this mode).";
+        family(out, name, Kind::Gauge, Some(help));
+        sample(out, name, &[("mode", mode)], 1);
+        single(
             out,
-            "# HELP appliance_trust_mode How sets are checked before publication (1 = this mode).\n\
-             # TYPE appliance_trust_mode gauge\n\
-             appliance_trust_mode{{mode=\"{mode}\"}} 1\n\
-             # HELP appliance_leader_schedule_age_seconds Age of the leader schedule installed (-1 = none).\n\
-             # TYPE appliance_leader_schedule_age_seconds gauge\n\
-             appliance_leader_schedule_age_seconds {age}\n\
-             # HELP appliance_leader_schedule_fetch_errors_total Failed fetches of the leader schedule.\n\
-             # TYPE appliance_leader_schedule_fetch_errors_total counter\n\
-             appliance_leader_schedule_fetch_errors_total {errors}\n"
+            "appliance_leader_schedule_age_seconds",
+            Kind::Gauge,
+            Some("Age of the leader schedule installed (-1 = none)."),
+            age,
+        );
+        counter(
+            out,
+            "appliance_leader_schedule_fetch_errors_total",
+            "Failed fetches of the leader schedule.",
+            errors,
         );
     }
 }
@@ -151,4 +157,29 @@ pub fn unix_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_metrics_text() {
+        let status = TrustStatus::new(TrustMode::Verified);
+        status.fetch_failed();
+        let mut out = String::new();
+        status.render_metrics(&mut out);
+        assert_eq!(
+            out,
+            "# HELP appliance_trust_mode How sets are checked before publication (1 = this mode).\n\
+             # TYPE appliance_trust_mode gauge\n\
+             appliance_trust_mode{mode=\"verified\"} 1\n\
+             # HELP appliance_leader_schedule_age_seconds Age of the leader schedule installed (-1 = none).\n\
+             # TYPE appliance_leader_schedule_age_seconds gauge\n\
+             appliance_leader_schedule_age_seconds -1\n\
+             # HELP appliance_leader_schedule_fetch_errors_total Failed fetches of the leader schedule.\n\
+             # TYPE appliance_leader_schedule_fetch_errors_total counter\n\
+             appliance_leader_schedule_fetch_errors_total 1\n"
+        );
+    }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 
 use super::Config;
-use crate::receive::xdp::{AttachMode, BindPreference};
+use super::{AttachMode, BindPreference};
 
 /// `--deshred`: the per-transaction path or the batch-wise one.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +175,7 @@ pub struct RunArgs {
     #[arg(long = "log-format", value_enum)]
     pub log_format: Option<super::LogFormat>,
     #[command(flatten)]
-    pub security: crate::security::SecurityArgs,
+    pub security: super::SecurityArgs,
     #[command(flatten)]
     pub insights: InsightsArgs,
 }
@@ -220,12 +220,9 @@ impl RunArgs {
         config.cluster.trust_feed |= self.trust_feed;
     }
 
-    /// The configuration file (or the defaults) with the flags applied, validated.
-    pub fn effective_config(&self) -> anyhow::Result<Config> {
-        let mut config = match &self.config {
-            Some(path) => Config::load(path)?,
-            None => Config::default(),
-        };
+    /// `--udp`, `--xdp`, `--replay` and its pacing, `--relay`, `--stream`, `--samples`, the
+    /// receive batch and socket buffer.
+    fn apply_source_flags(&self, config: &mut Config) {
         if !self.udp.is_empty() {
             config.sources.udp.clone_from(&self.udp);
         }
@@ -235,30 +232,12 @@ impl RunArgs {
         if self.replay.is_some() {
             config.replay.file.clone_from(&self.replay);
         }
-        self.apply_relay_flags(&mut config);
-        if self.workers.is_some() {
-            config.workers.count = self.workers;
-        }
-        if !self.worker_cores.is_empty() {
-            config.workers.cores.clone_from(&self.worker_cores);
-        }
-        if let Some(priority) = self.realtime_priority {
-            config.workers.realtime_priority = priority;
-        }
+        self.apply_relay_flags(config);
         if let Some(mode) = self.stream {
             config.sources.stream = mode;
         }
         if let Some(mode) = self.samples {
             config.sources.samples = mode;
-        }
-        if let Some(mode) = self.deshred {
-            config.decoder.incremental = mode == DeshredMode::Incremental;
-        }
-        if !self.grpc_compression.is_empty() {
-            config.grpc.compression.clone_from(&self.grpc_compression);
-        }
-        if let Some(priority) = self.grpc_realtime_priority {
-            config.grpc.realtime_priority = priority;
         }
         if let Some(batch) = self.rx_batch {
             config.sources.receive_batch = batch.get();
@@ -272,6 +251,32 @@ impl RunArgs {
         config.replay.looping |= self.replay_loop;
         if self.replay_first_slot.is_some() {
             config.replay.first_slot = self.replay_first_slot;
+        }
+    }
+
+    /// `--workers`, `--worker-cores`, `--realtime-priority`, `--deshred`.
+    fn apply_worker_flags(&self, config: &mut Config) {
+        if self.workers.is_some() {
+            config.workers.count = self.workers;
+        }
+        if !self.worker_cores.is_empty() {
+            config.workers.cores.clone_from(&self.worker_cores);
+        }
+        if let Some(priority) = self.realtime_priority {
+            config.workers.realtime_priority = priority;
+        }
+        if let Some(mode) = self.deshred {
+            config.decoder.incremental = mode == DeshredMode::Incremental;
+        }
+    }
+
+    /// The gRPC and HTTP listeners: addresses, compression, priority, CORS, subscriber bounds.
+    fn apply_listener_flags(&self, config: &mut Config) {
+        if !self.grpc_compression.is_empty() {
+            config.grpc.compression.clone_from(&self.grpc_compression);
+        }
+        if let Some(priority) = self.grpc_realtime_priority {
+            config.grpc.realtime_priority = priority;
         }
         if let Some(address) = self.grpc {
             config.grpc.address = address;
@@ -299,6 +304,10 @@ impl RunArgs {
         if let Some(slots) = self.recent_slots {
             config.grpc.recent_slots = slots;
         }
+    }
+
+    /// `--archive`, `--upstream`, `--upstream-ca`, `--archive-check-interval`.
+    fn apply_archive_flags(&self, config: &mut Config) {
         if !self.archive.is_empty() {
             config.archive.sources.clone_from(&self.archive);
         }
@@ -311,8 +320,12 @@ impl RunArgs {
         if let Some(interval) = &self.archive_check_interval {
             config.archive.catalog_interval.clone_from(interval);
         }
+    }
+
+    /// `--program-id NAME=BASE58` and `--aggregator-id`.
+    fn apply_program_flags(&self, config: &mut Config) -> anyhow::Result<()> {
         // Checked here under their flag names; a bad file entry is named as in the file.
-        crate::programs::registry(&self.program_ids, self.aggregator_id.as_deref())?;
+        super::programs::registry(&self.program_ids, self.aggregator_id.as_deref())?;
         for pair in &self.program_ids {
             let Some((name, id)) = pair.split_once('=') else {
                 bail!("--program-id {pair:?}: expected NAME=BASE58");
@@ -322,6 +335,20 @@ impl RunArgs {
         if self.aggregator_id.is_some() {
             config.programs.aggregator.clone_from(&self.aggregator_id);
         }
+        Ok(())
+    }
+
+    /// The configuration file (or the defaults) with the flags applied, validated.
+    pub fn effective_config(&self) -> anyhow::Result<Config> {
+        let mut config = match &self.config {
+            Some(path) => Config::load(path)?,
+            None => Config::default(),
+        };
+        self.apply_source_flags(&mut config);
+        self.apply_worker_flags(&mut config);
+        self.apply_listener_flags(&mut config);
+        self.apply_archive_flags(&mut config);
+        self.apply_program_flags(&mut config)?;
         self.apply_receive_flags(&mut config);
         self.apply_cluster_flags(&mut config);
         if let Some(format) = self.log_format {

@@ -9,13 +9,18 @@
 use std::path::{Path, PathBuf};
 
 pub mod flags;
+pub mod programs;
 mod sections;
+mod security_args;
 mod validate;
+mod vocabulary;
 
 pub use sections::{
     Archive, Auth, Cluster, Data, Decoder, Grpc, GrpcCodec, Http, Insights, Log, LogFormat,
     LookupTables, Programs, Replay, SamplesMode, Sources, StreamMode, Workers,
 };
+pub use security_args::SecurityArgs;
+pub use vocabulary::{AttachMode, BindPreference, MAX_PRIORITY};
 
 use decoder::DecoderConfig;
 use serde::{Deserialize, Serialize};

@@ -8,7 +8,7 @@ use decoder::DecoderConfig;
 use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
-use crate::receive::xdp::{AttachMode, BindPreference};
+use super::{AttachMode, BindPreference};
 
 /// Whether `run` receives and streams shreds (receive, workers, gRPC listener).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -268,13 +268,13 @@ impl Config {
             "workers.realtime_priority (--realtime-priority)",
             usize::from(self.workers.realtime_priority),
             0,
-            usize::from(crate::pipeline::sched::MAX_PRIORITY),
+            usize::from(super::MAX_PRIORITY),
         )?;
         within(
             "grpc.realtime_priority (--grpc-realtime-priority)",
             usize::from(self.grpc.realtime_priority),
             0,
-            usize::from(crate::pipeline::sched::MAX_PRIORITY),
+            usize::from(super::MAX_PRIORITY),
         )?;
         if let Some(count) = self.workers.count
             && self.workers.cores.len() > count

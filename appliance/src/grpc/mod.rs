@@ -12,10 +12,10 @@ use anyhow::Context;
 use stream::filter::FilterLimits;
 
 use crate::config::GrpcCodec;
-use ::stream::deshred::GeyserServer;
-use ::stream::entries::EntriesService;
+use ::stream::deshred::{DeshredFeed, GeyserServer};
+use ::stream::entries::{EntriesFeed, EntriesService};
 use ::stream::service::PlaceCaps;
-use stream::service::{Feed, StreamMetrics, StreamService};
+use stream::service::{Feed, StreamMetrics, StreamServer, StreamService};
 use stream_proto::shredstream::shredstream_proxy_server::ShredstreamProxyServer;
 use tonic::codec::CompressionEncoding;
 use tracing::{info, warn};
@@ -58,77 +58,41 @@ pub async fn serve_grpc(
     stop_sessions: tokio::sync::watch::Sender<bool>,
     sessions_stopped: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
-    let GrpcOptions {
-        address,
-        limits,
-        max_subscribers,
-        max_subscribers_per_ip,
-        max_subscribers_per_token,
-        shutdown_timeout,
-        tokens,
-        tls,
-        connection_limits,
-        connections,
-        compression,
-        entries,
-        deshred,
-    } = options;
+    let address = options.address;
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .with_context(|| format!("binding the gRPC listener on {address}"))?;
     let incoming = incoming::guarded_incoming(
         listener,
-        connection_limits,
-        connections,
+        options.connection_limits,
+        options.connections,
         sessions_stopped.clone(),
     );
-    let mut service = StreamService::new(feed, limits, metrics, sessions_stopped.clone())
-        .with_max_sessions(max_subscribers)
-        .with_max_sessions_per_ip(max_subscribers_per_ip);
+    let tokens = options.tokens;
     let caps = PlaceCaps {
-        total: max_subscribers,
-        per_ip: max_subscribers_per_ip,
-        per_token: tokens.enabled().then_some(max_subscribers_per_token),
+        total: options.max_subscribers,
+        per_ip: options.max_subscribers_per_ip,
+        per_token: tokens
+            .enabled()
+            .then_some(options.max_subscribers_per_token),
     };
-    if tokens.enabled() {
-        service = service.with_max_sessions_per_token(max_subscribers_per_token);
-    }
-    let send: Vec<CompressionEncoding> = compression
-        .iter()
-        .map(|codec| match codec {
-            GrpcCodec::Gzip => CompressionEncoding::Gzip,
-            GrpcCodec::Zstd => CompressionEncoding::Zstd,
-        })
-        .collect();
-    let mut service = service
-        .into_server()
-        .accept_compressed(CompressionEncoding::Gzip)
-        .accept_compressed(CompressionEncoding::Zstd);
-    for encoding in &send {
-        service = service.send_compressed(*encoding);
-    }
-    let entries = entries.map(|feed| {
-        let entries = EntriesService::new(feed, sessions_stopped.clone(), max_subscribers);
-        send.iter().fold(
-            ShredstreamProxyServer::new(entries)
-                .accept_compressed(CompressionEncoding::Gzip)
-                .accept_compressed(CompressionEncoding::Zstd),
-            |server, encoding| server.send_compressed(*encoding),
-        )
-    });
-    let geyser = deshred.map(|feed| {
-        send.iter().fold(
-            GeyserServer::new(feed, limits, caps, sessions_stopped.clone())
-                .accept_compressed(CompressionEncoding::Gzip)
-                .accept_compressed(CompressionEncoding::Zstd),
-            |server, encoding| server.send_compressed(*encoding),
-        )
-    });
+    let Services {
+        stream: service,
+        entries,
+        geyser,
+    } = Services::new(
+        StreamService::new(feed, options.limits, metrics, sessions_stopped.clone()),
+        (options.entries, options.deshred),
+        (caps, options.limits),
+        &options.compression,
+        &sessions_stopped,
+    );
     let (health_reporter, health_service) =
         discovery::health(entries.is_some(), geyser.is_some()).await;
     let reflection_v1 = discovery::reflection_v1().context("building gRPC reflection v1")?;
     let reflection_v1alpha =
         discovery::reflection_v1alpha().context("building gRPC reflection v1alpha")?;
+    let tls = options.tls;
     info!(%address, tls = tls.is_some(), "serving stream.Stream/SubscribeDecoded, grpc.health.v1 and reflection");
     let stop = async move {
         shutdown_signal().await;
@@ -136,14 +100,7 @@ pub async fn serve_grpc(
         // End the open streams so the graceful shutdown completes.
         let _ = stop_sessions.send(true);
     };
-    let mut builder = tonic::transport::Server::builder()
-        .http2_keepalive_interval(Some(GRPC_KEEPALIVE_INTERVAL))
-        .http2_keepalive_timeout(Some(GRPC_KEEPALIVE_TIMEOUT));
-    if let Some(tls) = tls {
-        builder = builder
-            .tls_config(tls)
-            .context("configuring TLS on the gRPC listener")?;
-    }
+    let builder = server_builder(tls)?;
     let serving = builder
         .layer(tonic::service::InterceptorLayer::new(
             tokens.grpc_interceptor(),
@@ -155,20 +112,142 @@ pub async fn serve_grpc(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .serve_with_incoming_shutdown(incoming, stop);
+    serve_until_deadline(serving, sessions_stopped, options.shutdown_timeout)
+        .await
+        .with_context(|| format!("gRPC server on {address}"))?;
+    info!("shutting down");
+    Ok(())
+}
+
+/// Runs `serving` until it ends, or until `shutdown_timeout` after the stop flag turned true:
+/// idle or half-open connections and streams blocked by flow control are then dropped with the
+/// runtime.
+async fn serve_until_deadline(
+    serving: impl Future<Output = Result<(), tonic::transport::Error>>,
+    sessions_stopped: tokio::sync::watch::Receiver<bool>,
+    shutdown_timeout: Duration,
+) -> Result<(), tonic::transport::Error> {
     let deadline = async {
         wait_for_stop(sessions_stopped).await;
         tokio::time::sleep(shutdown_timeout).await;
     };
     tokio::select! {
-        served = serving => served.with_context(|| format!("gRPC server on {address}"))?,
+        served = serving => served?,
         () = deadline => {
             // Idle or half-open connections and streams blocked by flow control: dropped with
             // the runtime.
             warn!(?shutdown_timeout, "shutdown deadline passed; closing the connections still open");
         }
     }
-    info!("shutting down");
     Ok(())
+}
+
+/// The services the listener serves beside health and reflection.
+struct Services {
+    stream: StreamServer,
+    entries: Option<ShredstreamProxyServer<EntriesService>>,
+    geyser: Option<GeyserServer>,
+}
+
+impl Services {
+    /// `stream.Stream`, and the entry and deshred streams when their feeds are given, within
+    /// `caps`, each accepting gzip and zstd and sending in the configured codecs.
+    fn new(
+        stream: StreamService,
+        (entries, deshred): (Option<EntriesFeed>, Option<DeshredFeed>),
+        (caps, limits): (PlaceCaps, FilterLimits),
+        compression: &[GrpcCodec],
+        sessions_stopped: &tokio::sync::watch::Receiver<bool>,
+    ) -> Self {
+        let send = send_encodings(compression);
+        let entries = entries.map(|feed| {
+            let entries = EntriesService::new(feed, sessions_stopped.clone(), caps.total);
+            entries_server(entries, &send)
+        });
+        let geyser = deshred.map(|feed| {
+            geyser_server(
+                GeyserServer::new(feed, limits, caps, sessions_stopped.clone()),
+                &send,
+            )
+        });
+        Self {
+            stream: stream_server(stream, caps, &send),
+            entries,
+            geyser,
+        }
+    }
+}
+
+/// The codecs the services compress in, in the configured order.
+fn send_encodings(compression: &[GrpcCodec]) -> Vec<CompressionEncoding> {
+    compression
+        .iter()
+        .map(|codec| match codec {
+            GrpcCodec::Gzip => CompressionEncoding::Gzip,
+            GrpcCodec::Zstd => CompressionEncoding::Zstd,
+        })
+        .collect()
+}
+
+/// `stream.Stream` within `caps` (the per-token cap only with tokens), accepting gzip and zstd and
+/// sending in `send`.
+fn stream_server(
+    service: StreamService,
+    caps: PlaceCaps,
+    send: &[CompressionEncoding],
+) -> StreamServer {
+    let mut service = service
+        .with_max_sessions(caps.total)
+        .with_max_sessions_per_ip(caps.per_ip);
+    if let Some(per_token) = caps.per_token {
+        service = service.with_max_sessions_per_token(per_token);
+    }
+    let mut service = service
+        .into_server()
+        .accept_compressed(CompressionEncoding::Gzip)
+        .accept_compressed(CompressionEncoding::Zstd);
+    for encoding in send {
+        service = service.send_compressed(*encoding);
+    }
+    service
+}
+
+/// The shredstream proxy's entry stream, accepting gzip and zstd and sending in `send`.
+fn entries_server(
+    entries: EntriesService,
+    send: &[CompressionEncoding],
+) -> ShredstreamProxyServer<EntriesService> {
+    send.iter().fold(
+        ShredstreamProxyServer::new(entries)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Zstd),
+        |server, encoding| server.send_compressed(*encoding),
+    )
+}
+
+/// Yellowstone's `geyser.Geyser`, accepting gzip and zstd and sending in `send`.
+fn geyser_server(geyser: GeyserServer, send: &[CompressionEncoding]) -> GeyserServer {
+    send.iter().fold(
+        geyser
+            .accept_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Zstd),
+        |server, encoding| server.send_compressed(*encoding),
+    )
+}
+
+/// The server with HTTP/2 keepalive, and TLS when configured.
+fn server_builder(
+    tls: Option<tonic::transport::ServerTlsConfig>,
+) -> anyhow::Result<tonic::transport::Server> {
+    let mut builder = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(GRPC_KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(GRPC_KEEPALIVE_TIMEOUT));
+    if let Some(tls) = tls {
+        builder = builder
+            .tls_config(tls)
+            .context("configuring TLS on the gRPC listener")?;
+    }
+    Ok(builder)
 }
 
 /// Resolves once the stop flag turns true (or its sender is gone).
@@ -208,7 +287,7 @@ pub fn runtime(realtime_priority: u8) -> anyhow::Result<tokio::runtime::Runtime>
     runtime.disable_lifo_slot();
     if realtime_priority > 0 {
         runtime.on_thread_park(move || {
-            crate::pipeline::sched::make_realtime_once(realtime_priority, "grpc-runtime");
+            crate::handoff::sched::make_realtime_once(realtime_priority, "grpc-runtime");
         });
     }
     runtime.build().context("starting the async runtime")

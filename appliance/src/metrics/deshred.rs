@@ -6,9 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ::stream::deshred::DeshredFeed;
 use ::stream::service::DisconnectReason;
-use front::exposition::{Kind, single};
-
-use super::worker_text::{by_label, counter};
+use front::exposition::{Kind, by_label, counter, single};
 
 pub(super) fn render(feed: &DeshredFeed, out: &mut String) {
     let load = |value: &AtomicU64| value.load(Ordering::Relaxed);

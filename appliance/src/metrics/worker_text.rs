@@ -4,28 +4,9 @@
 use ::stream::encode::DecodeStats;
 use decoder::decoder::Rejection;
 use decoder::dex::{DexError, DexProgram};
-use front::exposition::{Kind, family, sample, single};
+use front::exposition::{Kind, by_label, counter, family, sample};
 
 use super::{Histogram, STAGES, WorkerCounters};
-
-/// A counter family of one unlabelled sample.
-pub(crate) fn counter(out: &mut String, name: &str, help: &str, value: u64) {
-    single(out, name, Kind::Counter, Some(help), value);
-}
-
-/// A counter family with one label: a sample per `(label value, count)`.
-pub(crate) fn by_label<'a>(
-    out: &mut String,
-    name: &str,
-    help: &str,
-    label: &str,
-    samples: impl IntoIterator<Item = (&'a str, u64)>,
-) {
-    family(out, name, Kind::Counter, Some(help));
-    for (value, count) in samples {
-        sample(out, name, &[(label, value)], count);
-    }
-}
 
 /// Shreds by outcome (rejections by reason, only reasons seen), FEC sets and chain links.
 pub(super) fn render_shreds(worker: &WorkerCounters, out: &mut String) {

@@ -11,10 +11,10 @@
 //!                                           ▼                                            ▼
 //!                                 SlotStage ─▶ batches ─▶ DEX decode ─▶ Feed   worker v's SlotStage
 //! ```
-//! Every ring is a bounded lock-free single-producer ring of preallocated slots (`crate::pipeline::ring`):
+//! Every ring is a bounded lock-free single-producer ring of preallocated slots (`crate::handoff::ring`):
 //! a full ring drops and counts, nothing waits. Slot notifications go out once per new highest
 //! slot across workers, before the slot's shreds leave the set stage that raised it. An idle
-//! worker yields a few times, then parks (`crate::pipeline::wake`): its producers (receive threads, other
+//! worker yields a few times, then parks (`crate::handoff::wake`): its producers (receive threads, other
 //! workers forwarding) unpark it after publishing into its rings, at most twice per batch and
 //! never while it is busy; `park_timeout` is only a safety net.
 
@@ -35,10 +35,10 @@ use decoder::{
 use super::drain::drain;
 use tracing::info;
 
+use crate::handoff::ring::{Consumer, Producer, RingStats, ring};
+use crate::handoff::wake::{ParkOutcome, Sleeper, Waker, wake_pair, wake_touched, worker_bit};
+use crate::handoff::{Datagram, SourceRings};
 use crate::metrics::{Metrics, RingGauge, WorkerCounters};
-use crate::pipeline::ring::{Consumer, Producer, RingStats, ring};
-use crate::pipeline::wake::{ParkOutcome, Sleeper, Waker, wake_pair, wake_touched, worker_bit};
-use crate::receive::thread::{Datagram, SourceRings};
 
 /// How often a worker flushes its counters for `/metrics`.
 const METRICS_FLUSH: Duration = Duration::from_millis(100);
@@ -311,7 +311,7 @@ pub fn spawn(
                     let pinned = core_affinity::set_for_current(core);
                     info!(worker = index, core = core.id, pinned, "worker pinned");
                 }
-                crate::pipeline::sched::make_current_thread_realtime(realtime_priority, "worker");
+                crate::handoff::sched::make_current_thread_realtime(realtime_priority, "worker");
                 let mut worker = Worker::new(
                     index,
                     workers,

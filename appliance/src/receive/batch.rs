@@ -6,9 +6,7 @@
 //! per slot; 64 slots take 128 KiB + 640 B.
 #![forbid(unsafe_code)]
 
-/// Bytes per datagram slot. Shreds are at most 1,228 bytes (the UDP payload of a 1,280-byte IPv6
-/// minimum MTU packet); a larger datagram is truncated by the backend and counted as a drop.
-pub const SLOT_BYTES: usize = 2048;
+use crate::handoff::SLOT_BYTES;
 
 /// The largest batch a backend fills in one call (also the `recvmmsg` vector length).
 pub const BATCH_CAPACITY_MAX: usize = 256;

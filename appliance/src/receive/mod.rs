@@ -8,7 +8,7 @@
 //!        thread (pinned): hash(slot, fec_set_index) ──copy──▶ ring[source][worker] ──▶ worker
 //! ```
 //! Memory is fixed at start-up: each receive thread owns one batch of `batch_capacity` slots and
-//! one bounded ring of preallocated datagram slots per worker (`crate::pipeline::ring`). When a worker falls
+//! one bounded ring of preallocated datagram slots per worker (`crate::handoff::ring`). When a worker falls
 //! behind its ring fills and the receive thread drops and counts (`appliance_ring_drops_total`);
 //! it never waits, so the kernel's queue only overflows when the receive thread itself is too
 //! slow. Kernel drops are the `drops` of [`ShredSource::drops`], exported per source and reason

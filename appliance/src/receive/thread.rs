@@ -4,10 +4,10 @@
 //! Sharding: the worker is [`decoder::shard::set_shard`] of the datagram's `(slot,
 //! fec_set_index)`, read with `peek_slot_and_fec_set`; a datagram too short to peek goes to worker
 //! 0, whose parser counts it as malformed. Each (source, worker) pair has its own bounded
-//! single-producer ring ([`crate::pipeline::ring`]) of preallocated datagram slots, so nothing allocates per
+//! single-producer ring ([`crate::handoff::ring`]) of preallocated datagram slots, so nothing allocates per
 //! packet. A full ring drops the datagram and counts it (`appliance_ring_drops_total{worker,
 //! reason="ring_full"}`): the receive thread never waits for a worker. After each batch it wakes
-//! the workers it pushed to (`crate::pipeline::wake`): one check per worker, an unpark only for a parked
+//! the workers it pushed to (`crate::handoff::wake`): one check per worker, an unpark only for a parked
 //! one, so at most one unpark per worker per batch.
 #![forbid(unsafe_code)]
 
@@ -20,10 +20,10 @@ use decoder::shard::set_shard;
 use decoder::shred::peek_slot_and_fec_set;
 use tracing::{info, warn};
 
-use super::batch::SLOT_BYTES;
 use super::{RxBatch, ShredSource, SourceMetrics};
-use crate::pipeline::ring::Producer;
-use crate::pipeline::wake::{Waker, wake_touched, worker_bit};
+use crate::handoff::ring::Producer;
+use crate::handoff::wake::{wake_touched, worker_bit};
+use crate::handoff::{Datagram, SourceRings};
 
 /// Housekeeping period: drop counters are read from the kernel this often.
 const HOUSEKEEPING: Duration = Duration::from_millis(100);
@@ -44,43 +44,6 @@ pub struct SourceSpec {
     pub core: Option<core_affinity::CoreId>,
 }
 
-/// One datagram in a worker ring slot.
-pub struct Datagram {
-    len: u16,
-    pub rx_ns: u64,
-    bytes: Box<[u8; SLOT_BYTES]>,
-}
-
-impl Default for Datagram {
-    fn default() -> Self {
-        Self {
-            len: 0,
-            rx_ns: 0,
-            bytes: Box::new([0; SLOT_BYTES]),
-        }
-    }
-}
-
-impl Datagram {
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes[..usize::from(self.len)]
-    }
-
-    fn fill(&mut self, datagram: &[u8], rx_ns: u64) {
-        let len = datagram.len().min(SLOT_BYTES);
-        self.bytes[..len].copy_from_slice(&datagram[..len]);
-        self.len = len as u16;
-        self.rx_ns = rx_ns;
-    }
-}
-
-/// The rings of one source, one per worker, and the workers' wakers, both indexed by worker.
-pub struct SourceRings {
-    pub rings: Vec<Producer<Datagram>>,
-    /// Empty: nobody to wake (the consumers poll).
-    pub wakers: Vec<Waker>,
-}
-
 /// Starts one receive thread per source (`rings[i]` are source `i`'s rings); returns the join
 /// handles.
 pub fn spawn(
@@ -97,7 +60,7 @@ pub fn spawn(
         let name = format!("rx-{}-{index}", spec.metrics.kind);
         let realtime_priority = pool.realtime_priority;
         let handle = std::thread::Builder::new().name(name).spawn(move || {
-            crate::pipeline::sched::make_current_thread_realtime(realtime_priority, "receive");
+            crate::handoff::sched::make_current_thread_realtime(realtime_priority, "receive");
             receive_loop(spec, batch, rings, &shutdown)
         })?;
         handles.push(handle);
@@ -196,7 +159,7 @@ fn receive_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::ring::ring;
+    use crate::handoff::ring::ring;
     use crate::receive::{DropCounts, DropReason, ReceiveError};
 
     /// A stand-in source producing numbered datagrams (the real backends have their own tests).

@@ -28,9 +28,10 @@ use std::time::Duration;
 
 use tracing::{info, warn};
 
-use super::batch::{BATCH_CAPACITY_MAX, SLOT_BYTES};
+use super::batch::BATCH_CAPACITY_MAX;
 use super::sockopt::{self, SCM_TIMESTAMPNS, SO_MEMINFO, SO_RCVBUFFORCE, SO_TIMESTAMPNS, UDP_GRO};
 use super::{DropCounts, DropReason, ReceiveError, RxBatch, ShredSource, unix_nanos};
+use crate::handoff::SLOT_BYTES;
 
 /// How long one receive call waits for the first datagram.
 const POLL_INTERVAL: Duration = Duration::from_millis(100);

@@ -2,9 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use front::exposition::{Kind, single};
-
-use crate::metrics::worker_text::{by_label, counter};
+use front::exposition::{Kind, by_label, counter, single};
 
 use super::dedupe::Verdict;
 use super::link::LinkError;

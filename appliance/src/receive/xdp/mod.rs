@@ -22,33 +22,7 @@ use xdp_bpf::{ProgramError, ProgramSpec, XDP_PASS};
 
 pub use socket::{BindMode, XskSocket};
 
-/// How to attach the program.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum AttachMode {
-    /// Driver (native) mode if the driver accepts it, else generic (SKB) mode.
-    Auto,
-    /// Driver mode only: the program runs before the kernel allocates an skb.
-    Native,
-    /// Generic mode only: works on any interface, after skb allocation.
-    Skb,
-}
-
-/// How to bind the sockets.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum BindPreference {
-    /// Zero-copy, falling back to copy mode where the driver refuses it (EOPNOTSUPP).
-    Auto,
-    /// Zero-copy only.
-    Zerocopy,
-    /// Copy mode only.
-    Copy,
-}
+use crate::config::{AttachMode, BindPreference};
 
 /// Why the AF_XDP path could not be set up.
 #[derive(Debug, thiserror::Error)]

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::XdpError;
 use super::ring::{FillRing, Mapping, RingLayout, RxRing};
-use crate::receive::batch::SLOT_BYTES;
+use crate::handoff::SLOT_BYTES;
 use crate::receive::frame;
 use crate::receive::sockopt::{self, SO_BUSY_POLL, SO_BUSY_POLL_BUDGET, SO_PREFER_BUSY_POLL};
 use crate::receive::{DropCounts, DropReason, ReceiveError, RxBatch, ShredSource, unix_nanos};

@@ -18,8 +18,7 @@
 
 use tracing::{info, warn};
 
-/// Highest `SCHED_FIFO` priority Linux accepts.
-pub const MAX_PRIORITY: u8 = 99;
+use crate::config::MAX_PRIORITY;
 
 /// Moves the calling thread to `SCHED_FIFO` at `priority` (1..=99); 0 leaves it alone. Returns
 /// whether the thread now runs under `SCHED_FIFO`.

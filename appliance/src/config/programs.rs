@@ -24,7 +24,7 @@ pub fn registry(
 /// The registry of the configuration's `[programs]` overrides, errors named as in the file
 /// (`[programs.ids] NAME`, `[programs] aggregator`). The flags were merged into these fields
 /// after [`registry`] had checked them under their own names (`config::flags`).
-pub fn from_config(config: &crate::config::Config) -> anyhow::Result<ProgramRegistry> {
+pub fn from_config(config: &super::Config) -> anyhow::Result<ProgramRegistry> {
     let pairs: Vec<(&str, &str, String)> = config
         .programs
         .ids
