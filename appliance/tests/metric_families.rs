@@ -53,7 +53,10 @@ fn expand(token: &str) -> Vec<String> {
     let Some(open) = token.find('{') else {
         return vec![token.to_owned()];
     };
-    let close = open + token[open..].find('}').expect("an unclosed brace in the map");
+    let close = open
+        + token[open..]
+            .find('}')
+            .expect("an unclosed brace in the map");
     let (head, alternatives, tail) = (&token[..open], &token[open + 1..close], &token[close + 1..]);
     alternatives
         .split(',')
@@ -93,7 +96,10 @@ fn metrics_when(http: SocketAddr, ready: impl Fn(&str) -> bool) -> String {
                 return body;
             }
         }
-        assert!(Instant::now() < deadline, "/metrics on {http} never got ready");
+        assert!(
+            Instant::now() < deadline,
+            "/metrics on {http} never got ready"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -105,8 +111,9 @@ fn the_map_lists_exactly_the_families_metrics_renders() {
 
     let (_origin, grpc, http) = start_replay(&[], &scratch_data_dir());
     let published = |text: &str| {
-        text.lines()
-            .any(|line| line.starts_with("appliance_updates_published_total ") && !line.ends_with(" 0"))
+        text.lines().any(|line| {
+            line.starts_with("appliance_updates_published_total ") && !line.ends_with(" 0")
+        })
     };
     let origin_text = metrics_when(http, published);
     let relay_args = ["--relay", &format!("http://{grpc}")];
@@ -132,14 +139,25 @@ fn the_map_lists_exactly_the_families_metrics_renders() {
 
 #[test]
 fn the_map_parser_reads_alternatives_labels_and_wildcards() {
-    assert_eq!(drop_labels("appliance_x_total{worker}"), "appliance_x_total");
+    assert_eq!(
+        drop_labels("appliance_x_total{worker}"),
+        "appliance_x_total"
+    );
     assert_eq!(drop_labels("appliance_ring_{a,b}"), "appliance_ring_{a,b}");
     assert_eq!(
         expand("appliance_{a,b}_x_{c,d}"),
-        ["appliance_a_x_c", "appliance_a_x_d", "appliance_b_x_c", "appliance_b_x_d"]
+        [
+            "appliance_a_x_c",
+            "appliance_a_x_d",
+            "appliance_b_x_c",
+            "appliance_b_x_d"
+        ]
     );
     assert!(glob("appliance_shreds_*", "appliance_shreds_stored_total"));
-    assert!(glob("appliance_worker_*_total", "appliance_worker_datagrams_total"));
+    assert!(glob(
+        "appliance_worker_*_total",
+        "appliance_worker_datagrams_total"
+    ));
     assert!(!glob("appliance_worker_*_total", "appliance_worker_busy"));
     assert!(!glob("appliance_x", "appliance_xy"));
 }

@@ -400,7 +400,11 @@ mod tests {
         ];
         let epoch = EpochLeaders::from_offsets(9, 100, 6, leaders).unwrap();
         assert_eq!(epoch.leader(101), Some(&a));
-        assert_eq!(epoch.leader(105), Some(&b), "the leaders after the bad ones still count");
+        assert_eq!(
+            epoch.leader(105),
+            Some(&b),
+            "the leaders after the bad ones still count"
+        );
         for slot in 102..105 {
             assert_eq!(epoch.leader(slot), None, "slot {slot} has no leader");
         }

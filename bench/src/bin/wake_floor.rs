@@ -156,17 +156,19 @@ fn spawn_runtime(
     stop: Arc<AtomicBool>,
     to_runtime: Arc<Handoff>,
 ) -> Result<Joined<(Histogram<u64>, Histogram<u64>)>> {
-    let spawned = thread::Builder::new().name("runtime".into()).spawn(move || {
-        set_fifo(fifo)?;
-        let (mut hop, mut total) = (histogram()?, histogram()?);
-        let mut seen = 0;
-        while let Some((origin, stamp)) = to_runtime.wait(&mut seen, &stop) {
-            let now = realtime_nanos();
-            hop.saturating_record(now.saturating_sub(stamp).max(1));
-            total.saturating_record(now.saturating_sub(origin).max(1));
-        }
-        Ok((hop, total))
-    })?;
+    let spawned = thread::Builder::new()
+        .name("runtime".into())
+        .spawn(move || {
+            set_fifo(fifo)?;
+            let (mut hop, mut total) = (histogram()?, histogram()?);
+            let mut seen = 0;
+            while let Some((origin, stamp)) = to_runtime.wait(&mut seen, &stop) {
+                let now = realtime_nanos();
+                hop.saturating_record(now.saturating_sub(stamp).max(1));
+                total.saturating_record(now.saturating_sub(origin).max(1));
+            }
+            Ok((hop, total))
+        })?;
     Ok(spawned)
 }
 
@@ -178,16 +180,18 @@ fn spawn_worker(
     to_runtime: Arc<Handoff>,
     runtime_thread: thread::Thread,
 ) -> Result<Joined<Histogram<u64>>> {
-    let spawned = thread::Builder::new().name("worker".into()).spawn(move || {
-        set_fifo(fifo)?;
-        let mut hop = histogram()?;
-        let mut seen = 0;
-        while let Some((origin, stamp)) = to_worker.wait(&mut seen, &stop) {
-            hop.saturating_record(realtime_nanos().saturating_sub(stamp).max(1));
-            to_runtime.pass(origin, &runtime_thread);
-        }
-        Ok(hop)
-    })?;
+    let spawned = thread::Builder::new()
+        .name("worker".into())
+        .spawn(move || {
+            set_fifo(fifo)?;
+            let mut hop = histogram()?;
+            let mut seen = 0;
+            while let Some((origin, stamp)) = to_worker.wait(&mut seen, &stop) {
+                hop.saturating_record(realtime_nanos().saturating_sub(stamp).max(1));
+                to_runtime.pass(origin, &runtime_thread);
+            }
+            Ok(hop)
+        })?;
     Ok(spawned)
 }
 
