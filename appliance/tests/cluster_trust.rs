@@ -5,7 +5,8 @@
 //! it comes up; `--leader` accepts a fixed key and refuses the slots of other leaders; a restart
 //! verifies from its first shred with the saved schedule while the RPC is down; a held schedule
 //! survives the RPC going down mid-run; garbage and oversized answers are refused and retried;
-//! the next epoch's schedule is held before its boundary; the looping replay verifies its own
+//! the next epoch's schedule is held before its boundary; a schedule entry whose key is off the
+//! curve costs only that leader's slots, from the RPC and from the saved file; the looping replay verifies its own
 //! key unless `--trust-feed` is given.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
@@ -179,6 +180,56 @@ async fn a_restart_with_the_rpc_down_verifies_from_its_first_shred_with_the_save
         ),
         0
     );
+}
+
+/// 32 bytes that are no point of the curve (y = 2), in base58: a schedule entry no key can be.
+const OFF_CURVE_KEY: &str = "8opHzTAnfzRpPEx21XtnrVTX28YQuCpAjcn1PczScKh";
+
+/// The genuine shreds of every fixture slot but `skipped`, sent and received once each; the
+/// refused leader and its one slot counted.
+async fn all_but_one_slot_published_once(running: &Running, skipped: u64) {
+    let manifest = manifest();
+    let mut updates = subscribe_pump(running.grpc).await;
+    let datagrams = all_genuine();
+    let received = send_and_receive(running.udp, &mut updates, datagrams).await;
+    assert_exactly(
+        &received,
+        &pump_signatures(&manifest, |slot| slot != skipped),
+    );
+    assert_eq!(
+        metric(running.http, "appliance_leader_schedule_refused_leaders "),
+        1
+    );
+    assert_eq!(
+        metric(running.http, "appliance_leader_schedule_refused_slots "),
+        1
+    );
+    let unknown = "appliance_shreds_rejected_total{reason=\"unknown_leader\"} ";
+    assert!(
+        metric(running.http, unknown) > 0,
+        "the leaderless slot's shreds are refused"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_entry_off_the_curve_costs_only_its_own_slots() {
+    let manifest = manifest();
+    let skipped = slots(&manifest)[0].0;
+    let state = cluster(&manifest).with_leader(skipped..=skipped, OFF_CURVE_KEY);
+    let standin = ClusterStandin::start(state).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    {
+        let running = start(&["--rpc", &standin.url()], data.path());
+        wait_for_health(running.http, |body| body.contains("leader_schedule"));
+        all_but_one_slot_published_once(&running, skipped).await;
+    }
+    // The persisted file holds the same answer: read back with the RPC down, likewise.
+    let stored = std::fs::read_to_string(data.path().join("leader-schedule.json")).unwrap();
+    assert!(stored.contains(OFF_CURVE_KEY));
+    standin.update(|state| state.behavior = Behavior::Down);
+    let running = start(&["--rpc", &standin.url()], data.path());
+    wait_for_health(running.http, |body| body.contains("leader_schedule"));
+    all_but_one_slot_published_once(&running, skipped).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

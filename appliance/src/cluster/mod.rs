@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwap;
-use decoder::LeaderSchedule;
+use decoder::{LeaderEpochs, LeaderSchedule};
 use front::exposition::{Kind, counter, family, sample, single};
+use tracing::warn;
 
 /// How much of a set is checked before it is published; one name each in config, logs,
 /// `/health` and `/metrics`.
@@ -80,6 +81,8 @@ pub struct TrustStatus {
     /// Unix seconds of the last schedule installed (fetched or loaded); 0 = none.
     schedule_unix_secs: AtomicU64,
     fetch_errors: AtomicU64,
+    /// Leaders of the installed schedule left out for an unusable key, and their slots.
+    refused: [AtomicU64; 2],
     /// Epochs the installed schedule covers, as `first..=last` packed (0 = none).
     epochs: [AtomicU64; 2],
 }
@@ -90,6 +93,7 @@ impl TrustStatus {
             mode,
             schedule_unix_secs: AtomicU64::new(0),
             fetch_errors: AtomicU64::new(0),
+            refused: [AtomicU64::new(0), AtomicU64::new(0)],
             epochs: [AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
@@ -99,6 +103,26 @@ impl TrustStatus {
         self.schedule_unix_secs.store(unix_secs, Ordering::Relaxed);
         self.epochs[0].store(first, Ordering::Relaxed);
         self.epochs[1].store(last, Ordering::Relaxed);
+    }
+
+    /// Counts the leaders `epochs` (the schedule being installed) left out for an unusable key,
+    /// and logs them: their slots have no leader, the rest of each epoch verifies.
+    pub fn refused_leaders_in(&self, epochs: &LeaderEpochs) {
+        let (mut leaders, mut slots) = (0u64, 0u64);
+        for epoch in epochs.epochs() {
+            let refused = epoch.refused_leaders();
+            if let Some(first) = refused.first() {
+                warn!(epoch = epoch.epoch(), refused = refused.len(), first = %first.leader,
+                    reason = %first.reason, "leader schedule entries with an unusable key: their slots have no leader");
+            }
+            leaders += refused.len() as u64;
+            slots += refused
+                .iter()
+                .map(|leader| leader.slots as u64)
+                .sum::<u64>();
+        }
+        self.refused[0].store(leaders, Ordering::Relaxed);
+        self.refused[1].store(slots, Ordering::Relaxed);
     }
 
     pub fn fetch_failed(&self) {
@@ -150,6 +174,22 @@ impl TrustStatus {
             "Failed fetches of the leader schedule.",
             errors,
         );
+        single(
+            out,
+            "appliance_leader_schedule_refused_leaders",
+            Kind::Gauge,
+            Some(
+                "Leaders of the installed schedule left out for a key that is not an ed25519 point.",
+            ),
+            self.refused[0].load(Ordering::Relaxed),
+        );
+        single(
+            out,
+            "appliance_leader_schedule_refused_slots",
+            Kind::Gauge,
+            Some("Slots of the installed schedule without a leader because its key was refused."),
+            self.refused[1].load(Ordering::Relaxed),
+        );
     }
 }
 
@@ -179,7 +219,13 @@ mod tests {
              appliance_leader_schedule_age_seconds -1\n\
              # HELP appliance_leader_schedule_fetch_errors_total Failed fetches of the leader schedule.\n\
              # TYPE appliance_leader_schedule_fetch_errors_total counter\n\
-             appliance_leader_schedule_fetch_errors_total 1\n"
+             appliance_leader_schedule_fetch_errors_total 1\n\
+             # HELP appliance_leader_schedule_refused_leaders Leaders of the installed schedule left out for a key that is not an ed25519 point.\n\
+             # TYPE appliance_leader_schedule_refused_leaders gauge\n\
+             appliance_leader_schedule_refused_leaders 0\n\
+             # HELP appliance_leader_schedule_refused_slots Slots of the installed schedule without a leader because its key was refused.\n\
+             # TYPE appliance_leader_schedule_refused_slots gauge\n\
+             appliance_leader_schedule_refused_slots 0\n"
         );
     }
 }

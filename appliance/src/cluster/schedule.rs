@@ -152,6 +152,7 @@ impl Fetcher {
 
     fn install(&self, schedule: EpochScheduleInfo) {
         let epochs = LeaderEpochs::new(self.epochs.iter().map(|(_, built)| Arc::clone(built)));
+        self.status.refused_leaders_in(&epochs);
         let first = self.epochs.iter().map(|(held, _)| held.epoch).min();
         let last = self.epochs.iter().map(|(held, _)| held.epoch).max();
         self.slot.install(LeaderSchedule::Epochs(epochs));

@@ -129,6 +129,7 @@ fn initial_schedule(loaded: Option<&StoredSchedule>, status: &TrustStatus) -> Le
     };
     match stored.leader_epochs() {
         Ok(epochs) => {
+            status.refused_leaders_in(&epochs);
             let numbers = stored.epochs.iter().map(|epoch| epoch.epoch);
             let (first, last) = (numbers.clone().min(), numbers.max());
             status.schedule_installed(
