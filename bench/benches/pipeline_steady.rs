@@ -5,14 +5,15 @@
 //! Per record of a [`SteadyFeed`] loop (six fixture slots renumbered and re-signed loop after
 //! loop): `SetStage::ingest` (parse, Merkle proof, leader signature once per set, store, recover)
 //! with its events applied to the `SlotStage` (one worker owns every slot, as with `--workers 1`),
-//! then what the shred completed goes out as the worker's drain does it: for every completed entry
-//! batch `appliance::pipeline::publish::Publisher::publish_batch` (the batch-wise path), or, in
-//! the `…/incremental` cases (the appliance's default), each transaction as soon as its bytes are
-//! complete (`SlotStage::next_ready` + `Publisher::publish_transaction`); either way
-//! every transaction through the DEX decoders into `SubscribeUpdate`s, the six-stamp
-//! `ServerTiming` and `Feed::publish` into the real fan-out hub with one started subscriber whose
-//! empty filter map matches everything (so each update is matched and encoded once, and queued). The subscriber's queue is drained outside the
-//! timed region: that is its session task's work, on the runtime's threads.
+//! then what the shred completed goes out through the worker's own drain,
+//! `appliance::pipeline::output::drain` (with the worker's counters and latency histograms): every
+//! completed entry batch (the batch-wise path), or, in the `…/incremental` cases (the appliance's
+//! default), each transaction as soon as its bytes are complete; either way every transaction
+//! through the DEX decoders into `SubscribeUpdate`s, the six-stamp `ServerTiming` and
+//! `Feed::publish` into the real fan-out hub with one started subscriber whose empty filter map
+//! matches everything (so each update is matched and encoded once, and queued); the entry and
+//! deshred streams have no subscriber. The subscriber's queue is drained outside the timed
+//! region: that is its session task's work, on the runtime's threads.
 //!
 //! Timed with the thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`): throughput is shreds per
 //! CPU-second of the worker thread, the per-core figure, robust to other load on the machine.
@@ -29,13 +30,15 @@
 
 use std::time::Duration;
 
-use appliance::pipeline::publish::{Publisher, Stamps};
+use appliance::metrics::WorkerCounters;
+use appliance::pipeline::lookups::WorkerLookups;
+use appliance::pipeline::output::{self, Feeds, Output};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use decoder::DecodeStats;
 use decoder::decoder::ShredOutcome;
 use decoder::dex::ProgramRegistry;
-use decoder::{LeaderSchedule, ReadyItem, SetStage, SlotStage, SlotStageConfig};
-use stream::encode::Placement;
+use decoder::{LeaderSchedule, SetStage, SlotStage, SlotStageConfig};
+use stream::deshred::DeshredFeed;
+use stream::entries::EntriesFeed;
 use stream::fanout::Subscriber;
 use stream::filter::Filters;
 use stream::service::Feed;
@@ -57,15 +60,17 @@ struct Pass {
     batches: u64,
     transactions: u64,
     published: u64,
+    /// Footer notifications published into the feed besides the decoded updates.
+    footers: u64,
 }
 
 struct Pipeline {
     sets: SetStage,
     slots: SlotStage,
     registry: ProgramRegistry,
-    stats: DecodeStats,
-    lookups: appliance::pipeline::lookups::WorkerLookups,
-    feed: Feed,
+    counters: WorkerCounters,
+    lookups: WorkerLookups,
+    feeds: Feeds,
     /// Incremental deshredding (the appliance's default): each transaction as its bytes arrive.
     incremental: bool,
 }
@@ -74,7 +79,13 @@ impl Pipeline {
     /// The worker's `ingest` + drain for one loop of records.
     fn run(&mut self, records: &[Vec<u8>]) -> Pass {
         let mut pass = Pass::default();
+        let before = self.tally();
         let now = unix_nanos();
+        let publish_with = Output {
+            incremental: self.incremental,
+            registry: &self.registry,
+            feeds: &self.feeds,
+        };
         for (offset, record) in (0_u64..).zip(records) {
             let slots = &mut self.slots;
             let outcome = self
@@ -83,57 +94,28 @@ impl Pipeline {
             if let ShredOutcome::Rejected { .. } = outcome {
                 pass.rejected += 1;
             }
-            // As the worker: no clock read for a datagram that completes nothing.
-            let ready = match self.incremental {
-                true => self.slots.has_ready(),
-                false => self.slots.pending_batches() > 0,
-            };
-            if ready {
-                self.drain(&mut pass);
-            }
+            // The worker's drain: no clock read for a datagram that completes nothing.
+            output::drain(slots, &mut self.counters, &mut self.lookups, &publish_with);
         }
+        let after = self.tally();
+        pass.batches = after.batches - before.batches;
+        pass.transactions = after.transactions - before.transactions;
+        pass.published = after.published - before.published;
+        pass.footers = after.footers - before.footers;
         pass
     }
 
-    /// The worker's drain (`appliance::pipeline::drain`) with a counting callback in place of
-    /// its latency histograms: per ready transaction (incremental) or per complete batch.
-    fn drain(&mut self, pass: &mut Pass) {
-        let capture_done = unix_nanos();
-        let mut published = 0;
-        let mut publisher = Publisher {
-            registry: &self.registry,
-            feed: &self.feed,
-            stats: &mut self.stats,
-            lookups: &mut self.lookups,
-            published: |_: &_| published += 1,
-        };
-        if !self.incremental {
-            while let Some(batch) = self.slots.next_batch() {
-                pass.batches += 1;
-                pass.transactions += batch.entries.transaction_count();
-                publisher.publish_batch(&batch, capture_done);
-            }
+    /// The running totals a [`Pass`] is the difference of: batches handed out by the slot stage
+    /// (whole ones, or ends of well-formed ones), transactions and updates from the worker's
+    /// counters.
+    fn tally(&self) -> Pass {
+        Pass {
+            rejected: 0,
+            batches: self.slots.batch_counters().batches_emitted,
+            transactions: self.counters.transactions,
+            published: self.counters.updates_published,
+            footers: self.counters.footer_notifications,
         }
-        while let Some(item) = self.slots.next_ready() {
-            match item {
-                ReadyItem::Transaction(ready) => {
-                    pass.transactions += 1;
-                    let placement = Placement {
-                        slot: ready.slot,
-                        tx_index: u32::try_from(ready.index_in_batch).unwrap_or(u32::MAX),
-                    };
-                    let stamps = Stamps {
-                        first_read: ready.first_rx_ns,
-                        capture_done,
-                        deshred_done: unix_nanos(),
-                    };
-                    publisher.publish_transaction(&ready.transaction, placement, stamps);
-                }
-                ReadyItem::Marker(_) => {}
-                ReadyItem::BatchEnd(end) => pass.batches += u64::from(end.outcome.is_ok()),
-            }
-        }
-        pass.published += published;
     }
 }
 
@@ -179,14 +161,19 @@ fn pipeline_steady(c: &mut Criterion) {
             sets: SetStage::new(config, leaders),
             slots: SlotStage::new(SlotStageConfig::from(&config)),
             registry: ProgramRegistry::default(),
-            stats: DecodeStats::default(),
-            lookups: appliance::pipeline::lookups::WorkerLookups::standalone(),
-            feed: Feed::new(1 << 14),
+            counters: WorkerCounters::default(),
+            lookups: WorkerLookups::standalone(),
+            feeds: Feeds {
+                feed: Feed::new(1 << 14),
+                entries: EntriesFeed::new(1),
+                deshred: DeshredFeed::new(1),
+            },
             incremental: config.incremental.enabled,
         };
-        let mut subscriber = Subscriber::new(pipeline.feed.hub().clone());
+        let hub = pipeline.feeds.feed.hub();
+        let mut subscriber = Subscriber::new(hub.clone());
         subscriber.replace(Filters::default());
-        pipeline.feed.hub().rebuild();
+        hub.rebuild();
 
         // Warm-up loops, checked: nothing rejected, every loop alike, every update delivered.
         let mut records = Vec::new();
@@ -199,7 +186,7 @@ fn pipeline_steady(c: &mut Criterion) {
             assert_eq!(*first.get_or_insert(pass), pass, "every loop decodes alike");
             assert_eq!(
                 drain(&mut subscriber),
-                pass.published,
+                pass.published + pass.footers,
                 "{order:?}/{mode}: the subscriber got every update"
             );
         }

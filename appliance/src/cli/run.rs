@@ -335,9 +335,11 @@ fn start_pipeline(
     let _ = metrics.entries.set(Arc::clone(entries.metrics()));
     let _ = metrics.deshred.set(deshred.clone());
     let shared = Arc::new(WorkerShared {
-        feed: feed.clone(),
-        entries: entries.clone(),
-        deshred: deshred.clone(),
+        feeds: crate::pipeline::output::Feeds {
+            feed: feed.clone(),
+            entries: entries.clone(),
+            deshred: deshred.clone(),
+        },
         registry: Arc::new(registry),
         metrics: Arc::clone(&metrics),
         shutdown: Arc::clone(shutdown),

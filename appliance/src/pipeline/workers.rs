@@ -1,9 +1,7 @@
-//! Length: over 600 lines because one worker's loop, its forwarding to the other workers and the
-//! pool's start share the worker's private state; ~145 of the lines are tests.
-//!
 //! The per-core worker pool: each worker runs a `SetStage` for the FEC sets the receive threads
 //! shard to it (hash of `(slot, fec_set_index)`), a `SlotStage` for the slots it owns (hash of
-//! the slot), the DEX decoders, and publishes with `ServerTiming` stamps (docs/workers.md).
+//! the slot), and publishes what they complete through the output room (`pipeline::output`:
+//! DEX decode, `ServerTiming` stamps, the feeds; docs/workers.md).
 //!
 //! ```text
 //!  rx thread s ── ring[s][w] ──▶ worker w: SetStage ─DataShredReady(slot owned by v)─▶ fwd[w][v]
@@ -23,18 +21,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use ::stream::service::Feed;
 use decoder::dex::ProgramRegistry;
-use decoder::fec::SetKey;
-use decoder::shard::slot_shard;
-use decoder::shred::DATA_SHRED_LEN;
-use decoder::{
-    DataShredReady, DecoderConfig, SetEvent, SetStage, ShredOutcome, SlotStage, SlotStageConfig,
-};
+use decoder::{DecoderConfig, SetEvent, SetStage, ShredOutcome, SlotStage, SlotStageConfig};
 
-use super::drain::drain;
 use tracing::info;
 
+use super::forward::{Forwarded, route};
+use super::output::{self, Feeds, Output};
 use crate::handoff::ring::{Consumer, Producer, RingStats, ring};
 use crate::handoff::wake::{ParkOutcome, Sleeper, Waker, wake_pair, wake_touched, worker_bit};
 use crate::handoff::{Datagram, SourceRings};
@@ -92,87 +85,6 @@ pub fn default_workers(cores: usize, receive_threads: usize) -> usize {
         1
     } else {
         cores.saturating_sub(receive_threads).clamp(1, 64)
-    }
-}
-
-/// What a forwarding ring slot carries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum ForwardKind {
-    #[default]
-    Data,
-    Evicted,
-}
-
-/// A `SetEvent` copied into a forwarding ring slot.
-pub struct Forwarded {
-    kind: ForwardKind,
-    slot: u64,
-    index: u32,
-    flags: u8,
-    first_rx_ns: u64,
-    rx_ns: u64,
-    len: u16,
-    payload: Box<[u8; DATA_SHRED_LEN]>,
-}
-
-impl Default for Forwarded {
-    fn default() -> Self {
-        Self {
-            kind: ForwardKind::Data,
-            slot: 0,
-            index: 0,
-            flags: 0,
-            first_rx_ns: 0,
-            rx_ns: 0,
-            len: 0,
-            payload: Box::new([0; DATA_SHRED_LEN]),
-        }
-    }
-}
-
-impl Forwarded {
-    fn fill(&mut self, event: &SetEvent<'_>) {
-        match event {
-            SetEvent::DataShredReady(shred) => {
-                let len = shred.payload.len().min(DATA_SHRED_LEN);
-                self.kind = ForwardKind::Data;
-                self.slot = shred.slot;
-                self.index = shred.index;
-                self.flags = shred.flags;
-                self.first_rx_ns = shred.first_rx_ns;
-                self.rx_ns = shred.rx_ns;
-                self.payload[..len].copy_from_slice(&shred.payload[..len]);
-                self.len = len as u16;
-            }
-            SetEvent::SetEvicted(key) => {
-                self.kind = ForwardKind::Evicted;
-                self.slot = key.slot;
-                self.index = key.fec_set_index;
-            }
-            // Floors, slot notifications, re-anchors and duplicates stay with the worker that
-            // raised them (`route`).
-            SetEvent::SlotFloor(_)
-            | SetEvent::HighestSlot(_)
-            | SetEvent::Reanchored { .. }
-            | SetEvent::Duplicate(_) => {}
-        }
-    }
-
-    fn event(&self) -> SetEvent<'_> {
-        match self.kind {
-            ForwardKind::Data => SetEvent::DataShredReady(DataShredReady {
-                slot: self.slot,
-                index: self.index,
-                flags: self.flags,
-                first_rx_ns: self.first_rx_ns,
-                rx_ns: self.rx_ns,
-                payload: &self.payload[..usize::from(self.len)],
-            }),
-            ForwardKind::Evicted => SetEvent::SetEvicted(SetKey {
-                slot: self.slot,
-                fec_set_index: self.index,
-            }),
-        }
     }
 }
 
@@ -269,11 +181,8 @@ pub fn build_rings(
 
 /// What every worker shares.
 pub struct Shared {
-    pub feed: Feed,
-    /// The shredstream proxy's entry stream: completed batches' bytes (`stream::entries`).
-    pub entries: ::stream::entries::EntriesFeed,
-    /// Yellowstone's deshred stream: every transaction of completed batches (`stream::deshred`).
-    pub deshred: ::stream::deshred::DeshredFeed,
+    /// Where the workers publish (`pipeline::output::feeds`).
+    pub feeds: Feeds,
     pub registry: Arc<ProgramRegistry>,
     pub metrics: Arc<Metrics>,
     pub shutdown: Arc<AtomicBool>,
@@ -434,8 +343,8 @@ pub struct Worker<'a> {
     /// The [`LeaderSlot`](crate::cluster::LeaderSlot) generation `sets` verifies against.
     leaders_generation: u64,
     lookups: super::lookups::WorkerLookups,
-    /// Publish per transaction (`next_ready`) rather than per batch (`next_batch`).
-    incremental: bool,
+    /// What the drain after each shred publishes with (`pipeline::output::drain`).
+    output: Output<'a>,
 }
 
 impl<'a> Worker<'a> {
@@ -461,7 +370,11 @@ impl<'a> Worker<'a> {
             forward_out,
             forward_wakers,
             forwarded_to: 0,
-            incremental: config.incremental.enabled,
+            output: Output {
+                incremental: config.incremental.enabled,
+                registry: &shared.registry,
+                feeds: &shared.feeds,
+            },
             counters: WorkerCounters::default(),
             shared,
             lookups: super::lookups::WorkerLookups::new(Arc::clone(&shared.lookups)),
@@ -492,7 +405,7 @@ impl<'a> Worker<'a> {
                 SetEvent::Reanchored { previous, slot } => {
                     reanchor_notifications(shared, previous, slot)
                 }
-                SetEvent::Duplicate(duplicate) => report_duplicate(shared, &duplicate),
+                SetEvent::Duplicate(duplicate) => shared.feeds.duplicate(&duplicate),
                 _ => {}
             }
             if let Some(owner) = route(&event, own, workers, slots, forward_out) {
@@ -533,20 +446,13 @@ impl<'a> Worker<'a> {
     }
 
     /// Publishes what the last shred applied made ready: each transaction whose bytes are
-    /// complete (incremental deshredding) or each complete entry batch (`pipeline::drain`).
+    /// complete (incremental deshredding) or each complete entry batch (`pipeline::output`).
     fn publish_ready(&mut self) {
-        let shared = super::drain::Shared {
-            incremental: self.incremental,
-            registry: &self.shared.registry,
-            feed: &self.shared.feed,
-            entries: &self.shared.entries,
-            deshred: &self.shared.deshred,
-        };
-        drain(
+        output::drain(
             &mut self.slots,
             &mut self.counters,
             &mut self.lookups,
-            &shared,
+            &self.output,
         );
     }
 }
@@ -561,10 +467,7 @@ fn notify_slot(shared: &Shared, slot: u64) -> u64 {
         return 0;
     }
     *highest = Some(slot);
-    shared
-        .feed
-        .publish(::stream::encode::slot_notification(slot));
-    super::deshred::first_shred(&shared.deshred, slot);
+    shared.feeds.slot_notified(slot);
     1
 }
 
@@ -579,55 +482,6 @@ fn reanchor_notifications(shared: &Shared, previous: Option<u64>, slot: u64) {
         *highest = Some(slot);
     }
     tracing::warn!(?previous, slot, "slot window re-anchored");
-}
-
-/// A leader signed two versions of one FEC set: the first is in use, the second was refused
-/// (counted by the decoder as `duplicate_block`); logged once per set with both roots and sent to
-/// every subscriber as a `DuplicateBlock` update.
-fn report_duplicate(shared: &Shared, duplicate: &decoder::fec::DuplicateSet) {
-    tracing::warn!(
-        slot = duplicate.key.slot,
-        fec_set_index = duplicate.key.fec_set_index,
-        first_root = %bs58::encode(duplicate.first_root).into_string(),
-        second_root = %bs58::encode(duplicate.second_root).into_string(),
-        "duplicate block: a second version of a FEC set was refused"
-    );
-    shared.feed.publish(::stream::encode::duplicate_block(
-        duplicate.key.slot,
-        duplicate.key.fec_set_index,
-        &duplicate.first_root,
-        &duplicate.second_root,
-    ));
-}
-
-/// Sends a set-stage event to the slot stage of the slot's owner: applied at once when that is
-/// this worker, copied into the forwarding ring otherwise (full ring: dropped, counted there).
-/// Returns the owner when the event was pushed into its ring.
-fn route(
-    event: &SetEvent<'_>,
-    own: usize,
-    workers: usize,
-    slots: &mut SlotStage,
-    forward_out: &mut [Option<Producer<Forwarded>>],
-) -> Option<usize> {
-    let owner = match event {
-        SetEvent::DataShredReady(shred) => slot_shard(shred.slot, workers),
-        SetEvent::SetEvicted(key) => slot_shard(key.slot, workers),
-        // Each worker's set stage sees every slot (sets are spread over all workers), so its
-        // floor is applied to its own slot stage.
-        SetEvent::SlotFloor(_)
-        | SetEvent::HighestSlot(_)
-        | SetEvent::Reanchored { .. }
-        | SetEvent::Duplicate(_) => own,
-    };
-    if owner == own {
-        slots.apply(event);
-    } else if let Some(Some(producer)) = forward_out.get_mut(owner)
-        && producer.push_with(|slot| slot.fill(event))
-    {
-        return Some(owner);
-    }
-    None
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 //! while a session is open.
 
 use ::stream::deshred::{DataSet, DeshredFeed, DeshredTransaction, Loaded, SlotStatus, SlotUpdate};
-use ::stream::timing::unix_nanos;
 use decoder::deshred::BatchSpan;
 use decoder::entry::EntryBatch;
 
-use super::lookups::WorkerLookups;
+use super::stamps::deshred_created;
+use crate::pipeline::lookups::WorkerLookups;
 
 /// Publishes every transaction of the completed batch at `span`, and the slot's completion when
 /// the batch ends it.
@@ -38,7 +38,7 @@ pub fn publish_batch(
             &transaction,
             data_set,
             loaded,
-            unix_nanos(),
+            deshred_created(),
         ));
     }
 }
