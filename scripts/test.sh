@@ -23,6 +23,10 @@ print_timings() {
   printf '  %5d s  total\n' "$SECONDS"
 }
 trap print_timings EXIT
+# The house stays layered one way (docs/architecture.md): no upward arrow or two-way pair between
+# the appliance's folders, no import circle between files, no production file over 600 lines
+# beyond four with a reason, no function over 100 lines.
+step "structure" python3 scripts/structure-report.py --check
 # Every test binary runs even after one fails, so a red run names all its failures at once.
 step "workspace tests" cargo test --workspace --all-targets --no-fail-fast
 # That build made every workspace binary in target/debug: the client scripts below use those
